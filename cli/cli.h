@@ -1,0 +1,51 @@
+/* cli/cli.h - the herd command: one entry point per subcommand, each in
+ * its own cli/cmd_<name>.c, plus small helpers they share. */
+#ifndef HERD_CLI_H
+#define HERD_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <herd/herd.h>
+
+typedef int (*cli_cmd_fn)(int argc, char **argv);
+
+typedef struct cli_cmd {
+    const char *name;
+    cli_cmd_fn fn;
+    const char *summary;
+} cli_cmd_t;
+
+/* Subcommands (argv[0] is the subcommand name). Exit codes: 0 ok, 1 the
+ * run failed (or predicted a hang), 2 bad usage or input. */
+int cli_schedule_main(int argc, char **argv);
+int cli_perf_main(int argc, char **argv);
+int cli_sim_main(int argc, char **argv);
+int cli_check_main(int argc, char **argv);
+int cli_replay_main(int argc, char **argv);
+int cli_trace_main(int argc, char **argv);
+int cli_compare_main(int argc, char **argv);
+int cli_store_main(int argc, char **argv);
+int cli_launch_main(int argc, char **argv);
+int cli_diagnose_main(int argc, char **argv);
+int cli_ddp_main(int argc, char **argv);
+int cli_sweep_main(int argc, char **argv);
+int cli_testbed_main(int argc, char **argv);
+int cli_calibrate_main(int argc, char **argv);
+int cli_validate_main(int argc, char **argv);
+
+/* Print "herd <cmd>: <message>" to stderr and return 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* 1 if argv has -h/--help (and prints `usage` to stdout). */
+int cli_wants_help(int argc, char **argv, const char *usage);
+
+/* Parse sizes "64", "1K", "4MiB", "1GB" (bytes) and counts. */
+int cli_parse_bytes(const char *s, uint64_t *out);
+int cli_parse_int(const char *s, long lo, long hi, long *out);
+int cli_parse_double(const char *s, double *out);
+
+/* Directory of the gnuplot scripts (source tree or installed). */
+const char *cli_plots_dir(void);
+
+#endif

@@ -1,0 +1,91 @@
+/* cli/util.c - helpers shared by the subcommands: usage errors, number
+ * and size parsing, where the plot scripts live. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "herd %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    return 2;
+}
+
+int cli_wants_help(int argc, char **argv, const char *usage)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(usage, stdout);
+            return 1;
+        }
+    return 0;
+}
+
+int cli_parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_bytes(const char *s, uint64_t *out)
+{
+    static const struct {
+        const char *suffix;
+        double mult;
+    } units[] = {{"", 1},          {"b", 1},          {"k", 1024.0},
+                 {"kib", 1024.0},  {"kb", 1e3},       {"m", 1048576.0},
+                 {"mib", 1048576.0}, {"mb", 1e6},     {"g", 1073741824.0},
+                 {"gib", 1073741824.0}, {"gb", 1e9}};
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v >= 0))
+        return -1;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (!strcasecmp(end, units[i].suffix)) {
+            double b = v * units[i].mult;
+            if (b > 1.8e19 || b != floor(b))
+                return -1;
+            *out = (uint64_t)b;
+            return 0;
+        }
+    return -1;
+}
+
+const char *cli_plots_dir(void)
+{
+    const char *env = getenv("HERD_PLOTS_DIR");
+    if (env && *env)
+        return env;
+    if (access(HERD_PLOTS_DIR, R_OK) == 0)
+        return HERD_PLOTS_DIR;
+    return HERD_INSTALLED_PLOTS_DIR;
+}

@@ -1,0 +1,20 @@
+# make install: the library, headers, the herd binary, a pkg-config file
+# and a CMake package config (find_package(herd)).
+include(CMakePackageConfigHelpers)
+install(TARGETS herd herd_static EXPORT herdTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY include/herd DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT herdTargets NAMESPACE herd::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/herd)
+configure_package_config_file(cmake/herdConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/herdConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/herd)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/herdConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/herdConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/herdConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/herd)
+configure_file(cmake/herd.pc.in ${CMAKE_CURRENT_BINARY_DIR}/herd.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/herd.pc
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

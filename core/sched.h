@@ -1,0 +1,132 @@
+/* core/sched.h - collective algorithms as per-rank schedules.
+ *
+ * An algorithm lowers one collective on p ranks, for one rank, into an
+ * ordered list of steps (send, recv, recv-reduce, copy over element ranges
+ * of the input, output and scratch buffers) with explicit dependencies.
+ * The simulator executes schedules in virtual time, the tcp engine with
+ * sockets, the verifier symbolically: the same steps everywhere.
+ *
+ * Execution rules every executor follows (and the verifier checks):
+ *  - A step may start once every step in its dependency list has
+ *    completed.
+ *  - Steps on the same connection (peer, channel, direction) start in
+ *    schedule order; the k-th send from a to b on channel c matches the
+ *    k-th receive (RECV or RECV_REDUCE) at b from a on channel c, and
+ *    both name the same element count.
+ *  - SEND reads src[src_off .. +count) and completes when the data has
+ *    left (the source may be overwritten by dependent steps only).
+ *  - RECV writes the message into dst[dst_off ..).
+ *  - RECV_REDUCE computes dst[dst_off+i] = src[src_off+i] (op) msg[i];
+ *    src and dst may be the same range (elementwise, so in place is safe).
+ *  - COPY copies src range to dst range locally (ranges do not overlap
+ *    unless identical, in which case it is a no-op).
+ *  - A schedule reduces with SUM for AVG; the executor divides the
+ *    output by p afterwards (core_reduce_avg_finish).
+ *
+ * Buffers, in elements, per collective (count as in the public call):
+ *   all_reduce      IN count        OUT count
+ *   broadcast       OUT count (IN aliases OUT; only OUT is used)
+ *   reduce          IN count        OUT count (root; others use SCRATCH)
+ *   all_gather      IN count        OUT p*count
+ *   gather          IN count        OUT p*count (root)
+ *   scatter         IN p*count (root)  OUT count
+ *   reduce_scatter  IN p*count      OUT count
+ *   all_to_all      IN p*count      OUT p*count
+ *   barrier         no data: zero-element messages
+ * SCRATCH holds sched->scratch_count elements, allocated by the executor. */
+#ifndef HERD_CORE_SCHED_H
+#define HERD_CORE_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <herd/herd.h>
+
+typedef enum core_step_kind {
+    CORE_STEP_SEND,
+    CORE_STEP_RECV,
+    CORE_STEP_RECV_REDUCE,
+    CORE_STEP_COPY
+} core_step_kind_t;
+
+typedef enum core_buf {
+    CORE_BUF_IN,
+    CORE_BUF_OUT,
+    CORE_BUF_SCRATCH,
+    CORE_BUF_NONE
+} core_buf_t;
+
+typedef struct core_step {
+    uint8_t kind;      /* core_step_kind_t */
+    uint8_t src_buf;   /* core_buf_t: SEND, RECV_REDUCE, COPY */
+    uint8_t dst_buf;   /* core_buf_t: RECV, RECV_REDUCE, COPY */
+    uint8_t reserved;
+    uint16_t channel;
+    uint16_t reserved2;
+    int32_t peer;      /* group rank; -1 for COPY */
+    uint32_t dep_off;  /* this step's dependencies: deps[dep_off..+ndeps) */
+    uint32_t ndeps;
+    uint64_t src_off;  /* elements */
+    uint64_t dst_off;
+    uint64_t count;
+} core_step_t;
+
+/* What to lower. */
+typedef struct core_sched_desc {
+    herd_coll_t coll;
+    herd_algo_t algo;     /* not AUTO: resolve with core_sched_pick first */
+    int nranks;
+    int rank;
+    int root;             /* broadcast/reduce/gather/scatter; else ignored */
+    uint64_t count;       /* as in the public call */
+    size_t elem_size;     /* bytes per element (chunking is in bytes) */
+    int channels;         /* >= 1 */
+    uint64_t chunk_bytes; /* pipeline chunk; 0: no chunking */
+    int ranks_per_node;   /* hier: ranks per node (0: nranks) */
+} core_sched_desc_t;
+
+typedef struct core_sched {
+    core_sched_desc_t desc;
+    core_step_t *steps;
+    uint32_t nsteps, steps_cap;
+    uint32_t *deps;       /* step indices, each < the depending step's */
+    uint32_t ndeps, deps_cap;
+    uint64_t scratch_count; /* elements of scratch needed */
+} core_sched_t;
+
+/* Lower `desc` for desc->rank into `out` (which must be zeroed or fini'd).
+ * HERD_ERR_UNSUPPORTED when the algorithm does not implement the
+ * collective, HERD_ERR_INVALID_ARG for bad parameters. */
+herd_status_t core_sched_lower(const core_sched_desc_t *desc,
+                               core_sched_t *out);
+void core_sched_fini(core_sched_t *sched);
+
+/* 1 if `algo` implements `coll` (AUTO: always). */
+int core_sched_supports(herd_algo_t algo, herd_coll_t coll);
+/* The size-based default algorithm for a collective. */
+herd_algo_t core_sched_pick(herd_coll_t coll, int nranks, uint64_t bytes);
+
+/* Builder helpers for algorithm implementations. Return the new step's
+ * index, or a negative status on allocation failure. */
+int64_t core_sched_add(core_sched_t *s, core_step_kind_t kind, int peer,
+                       int channel, core_buf_t src_buf, uint64_t src_off,
+                       core_buf_t dst_buf, uint64_t dst_off, uint64_t count,
+                       const int64_t *deps, int ndeps);
+
+/* Print a readable schedule (one line per step) to `f`. */
+void core_sched_print(const core_sched_t *s, FILE *f);
+
+/* Symbolic verification of an algorithm for one configuration: lowers all
+ * ranks, executes them with FIFO matching and dependencies under several
+ * step orders, and checks every rank's outputs contain exactly the right
+ * contributions. On failure returns an error and writes a reason into
+ * `why` (size `whylen`). `lower` may replace core_sched_lower (tests use
+ * it to prove the verifier catches broken schedules). */
+typedef herd_status_t (*core_sched_lower_fn)(const core_sched_desc_t *desc,
+                                             core_sched_t *out);
+herd_status_t core_sched_verify(const core_sched_desc_t *desc,
+                                core_sched_lower_fn lower, char *why,
+                                size_t whylen);
+
+#endif

@@ -1,0 +1,73 @@
+/* tests/support/testutil.c - helpers shared by the Check suites. */
+#include "support/testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+int tu_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+
+const char *tu_src_path(char *buf, size_t len, const char *rel)
+{
+    snprintf(buf, len, "%s/%s", env_or("HERD_SOURCE_DIR", "."), rel);
+    return buf;
+}
+
+const char *tu_shared_path(char *buf, size_t len, const char *rel)
+{
+    snprintf(buf, len, "%s/%s", env_or("HERD_SHARED_DIR", "../shared"), rel);
+    return buf;
+}
+
+const char *tu_herd_binary(void) { return env_or("HERD_BINARY", "herd"); }
+
+int tu_run(const char *cmd, char **out)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len < 1024) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    if (buf)
+        buf[len] = '\0';
+    int st = pclose(p);
+    if (out)
+        *out = buf;
+    else
+        free(buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+char *tu_tmpdir(void)
+{
+    char tmpl[] = "/tmp/herd-test-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    return d ? strdup(d) : NULL;
+}

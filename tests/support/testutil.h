@@ -1,0 +1,22 @@
+/* tests/support/testutil.h - helpers shared by the Check suites. */
+#ifndef HERD_TESTUTIL_H
+#define HERD_TESTUTIL_H
+
+#include <check.h>
+#include <stdio.h>
+
+/* Run a suite with CK_NORMAL output; return the process exit code. */
+int tu_run_suite(Suite *s);
+/* Path of a file under the source tree / shared/ (static buffer per call
+ * site is not used: writes into `buf`). */
+const char *tu_src_path(char *buf, size_t len, const char *rel);
+const char *tu_shared_path(char *buf, size_t len, const char *rel);
+/* The herd binary built with this tree. */
+const char *tu_herd_binary(void);
+/* Run a shell command, capture stdout+stderr into `out` (malloc'd,
+ * caller frees); returns the exit status (or -1). */
+int tu_run(const char *cmd, char **out);
+/* A fresh temporary directory (malloc'd path, caller frees). */
+char *tu_tmpdir(void);
+
+#endif
