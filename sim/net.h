@@ -1,0 +1,62 @@
+/* sim/net.h - the simulator's network model: topology, links, and
+ * flow-level bandwidth sharing.
+ *
+ * A transfer (flow) goes from one rank to another on a connection
+ * (src, dst, channel). Connections are FIFO, as NCCL's are: a flow starts
+ * moving bytes only when the previous flow on its connection has finished
+ * transmitting. Active flows share the links they cross max-min fairly
+ * (a rank's intra-node port, its NIC egress/ingress, switch uplinks for a
+ * fat-tree, per-link overrides). A flow is "sent" when its last byte left
+ * (time = start of transmission + bytes / rate, with the rate changing as
+ * other flows come and go) and "delivered" one path latency later.
+ *
+ * The model is passive: the engine asks for the time of the next event
+ * and advances it; completions come back through a callback. */
+#ifndef HERD_SIM_NET_H
+#define HERD_SIM_NET_H
+
+#include <stdint.h>
+
+#include <herd/sim.h>
+
+typedef struct sim_net sim_net_t;
+
+/* Called for each flow: once with delivered = 0 when its last byte left
+ * the sender (time `t`), once with delivered = 1 when it arrived. */
+typedef void (*sim_net_done_cb)(void *ctx, uint64_t t, int delivered,
+                                void *arg);
+
+herd_status_t sim_net_create(const herd_sim_opts_t *opts, int world_size,
+                             sim_net_done_cb cb, void *cb_arg,
+                             sim_net_t **out);
+void sim_net_destroy(sim_net_t *net);
+
+/* Queue a flow of `bytes` at virtual time `now` (>= the last time passed
+ * to advance). `ctx` comes back in the callback. Zero-byte flows take the
+ * path latency only. */
+herd_status_t sim_net_flow_start(sim_net_t *net, uint64_t now, int src,
+                                 int dst, int channel, uint64_t bytes,
+                                 void *ctx);
+
+/* Time of the earliest pending send-completion or delivery; UINT64_MAX
+ * if nothing is in flight. */
+uint64_t sim_net_next_time(const sim_net_t *net);
+
+/* Process every net event with time <= t (in time order; callbacks may
+ * start new flows at their event time). */
+void sim_net_advance(sim_net_t *net, uint64_t t);
+
+/* Closed-form helpers for tests and reports: the uncontended latency
+ * (ns) and bandwidth (bytes/s) of the path src -> dst. */
+uint64_t sim_net_path_latency(const sim_net_t *net, int src, int dst);
+double sim_net_path_bandwidth(const sim_net_t *net, int src, int dst);
+
+/* Counters: flows started, rate recomputations, peak flows in flight. */
+typedef struct sim_net_stats {
+    uint64_t flows;
+    uint64_t recomputes;
+    uint64_t peak_active;
+} sim_net_stats_t;
+void sim_net_stats(const sim_net_t *net, sim_net_stats_t *out);
+
+#endif
