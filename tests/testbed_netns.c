@@ -1,0 +1,122 @@
+/* tests/testbed_netns.c - the emulated cluster: up/run/down work
+ * repeatedly, ranks see their environment and reach each other through
+ * the bridge, and `down` cleans up after a killed run. Skips (77) when not
+ * root or without network namespaces. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "real/testbed/testbed.h"
+#include "support/testutil.h"
+
+static char cmd[4096];
+
+static int herd(const char *args, char **out)
+{
+    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", tu_herd_binary(), args);
+    return tu_run(cmd, out);
+}
+
+static int count_namespaces(void)
+{
+    char *out = NULL;
+    tu_run("ip netns list 2>/dev/null | grep -c '^" TESTBED_NS_PREFIX "'",
+           &out);
+    int n = out ? atoi(out) : -1;
+    free(out);
+    return n;
+}
+
+START_TEST(up_run_down_twice)
+{
+    for (int round = 0; round < 2; round++) {
+        char *out = NULL;
+        ck_assert_int_eq(herd("testbed up --hosts 3 --bandwidth 200Mbit", &out),
+                         0);
+        free(out);
+        ck_assert_int_eq(count_namespaces(), 4); /* 3 hosts + the switch */
+        ck_assert_int_eq(
+            herd("testbed run --timeout 20 -- sh -c 'echo R=$RANK/$WORLD_SIZE "
+                 "M=$MASTER_ADDR'",
+                 &out),
+            0);
+        ck_assert_ptr_nonnull(strstr(out, "R=0/3 M=10.250.0.1"));
+        ck_assert_ptr_nonnull(strstr(out, "R=2/3 M=10.250.0.1"));
+        free(out);
+        ck_assert_int_eq(herd("testbed down", &out), 0);
+        free(out);
+        ck_assert_int_eq(count_namespaces(), 0);
+    }
+}
+END_TEST
+
+START_TEST(failing_rank_is_named)
+{
+    char *out = NULL;
+    ck_assert_int_eq(herd("testbed up --hosts 2", &out), 0);
+    free(out);
+    int rc = herd("testbed run --timeout 20 -- sh -c "
+                  "'[ $RANK = 1 ] && exit 7; sleep 30'",
+                  &out);
+    ck_assert_int_eq(rc, 7);
+    ck_assert_ptr_nonnull(strstr(out, "rank 1 exited with code 7"));
+    free(out);
+    ck_assert_int_eq(herd("testbed run --timeout 1 -- sleep 30", &out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "exceeded"));
+    free(out);
+    ck_assert_int_eq(herd("testbed down", &out), 0);
+    free(out);
+}
+END_TEST
+
+START_TEST(down_after_killed_run)
+{
+    char *out = NULL;
+    ck_assert_int_eq(herd("testbed up --hosts 2", &out), 0);
+    free(out);
+    /* Kill the runner itself mid-run, as a crash would. */
+    snprintf(cmd, sizeof(cmd),
+             "%s testbed run -- sleep 37 & p=$!; sleep 0.5; kill -9 $p; "
+             "pkill -f '^sleep 37$'; true",
+             tu_herd_binary());
+    tu_run(cmd, NULL);
+    ck_assert_int_eq(herd("testbed down", &out), 0);
+    free(out);
+    ck_assert_int_eq(herd("testbed down", &out), 0); /* idempotent */
+    free(out);
+    ck_assert_int_eq(count_namespaces(), 0);
+    ck_assert_int_eq(herd("testbed run -- true", &out), 1);
+    ck_assert_ptr_nonnull(strstr(out, "no testbed is up"));
+    free(out);
+}
+END_TEST
+
+START_TEST(bad_usage)
+{
+    char *out = NULL;
+    ck_assert_int_eq(herd("testbed up", &out), 2);
+    free(out);
+    ck_assert_int_eq(herd("testbed up --hosts 0", &out), 2);
+    free(out);
+    ck_assert_int_eq(herd("testbed up --hosts 2 --bandwidth fast", &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--bandwidth"));
+    free(out);
+}
+END_TEST
+
+int main(void)
+{
+    char why[256];
+    if (testbed_probe(why, sizeof(why)) != HERD_OK) {
+        fprintf(stderr, "skip: %s\n", why);
+        return 77;
+    }
+    Suite *s = suite_create("testbed_netns");
+    TCase *tc = tcase_create("netns");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, up_run_down_twice);
+    tcase_add_test(tc, failing_rank_is_named);
+    tcase_add_test(tc, down_after_killed_run);
+    tcase_add_test(tc, bad_usage);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
