@@ -36,6 +36,8 @@ typedef struct herd_cluster {
     double oversub;        /* fat-tree oversubscription ratio (>= 1) */
     int nodes_per_leaf;    /* fat-tree: nodes under one leaf switch */
     double reduce_bw;      /* bytes/s of a local reduction; 0: free */
+    double spine_latency;  /* seconds added through the spine: fat-tree
+                              cross-leaf, rail cross-rail traffic */
 } herd_cluster_t;
 
 typedef enum herd_jitter {
