@@ -1,0 +1,397 @@
+/* trace/ddp_model.c - load a DDP model description (JSON, jansson).
+ *
+ * Checks every field against the reference schema (bytes = numel * dtype
+ * size, numel = product of the shape, indices 0..n-1 in order) so a bad
+ * file fails with a message naming the file and field, never later with
+ * nonsense timings. Compute is given in seconds or FLOPs (with a device
+ * throughput); backward time not given per parameter is spread over the
+ * remaining parameters in proportion to their size. */
+#include "trace/ddp_model.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct load_ctx {
+    const char *path;
+    char *err;
+    size_t errlen;
+} load_ctx_t;
+
+static herd_status_t fail(const load_ctx_t *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static herd_status_t fail(const load_ctx_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(c->err, c->errlen, "%s: ", c->path);
+    if (n < 0 || (size_t)n >= c->errlen)
+        return HERD_ERR_PARSE;
+    va_start(ap, fmt);
+    vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return HERD_ERR_PARSE;
+}
+
+/* A non-negative number field; absent leaves *out unchanged. */
+static herd_status_t get_num(const load_ctx_t *c, json_t *obj, const char *key,
+                             const char *where, double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return HERD_OK;
+    if (!json_is_number(v) || json_number_value(v) < 0)
+        return fail(c, "%s.%s: expected a non-negative number", where, key);
+    *out = json_number_value(v);
+    return HERD_OK;
+}
+
+static herd_status_t get_u64(const load_ctx_t *c, json_t *obj, const char *key,
+                             const char *where, int required, uint64_t *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (required)
+            return fail(c, "%s: missing \"%s\"", where, key);
+        return HERD_OK;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0)
+        return fail(c, "%s.%s: expected a non-negative integer", where, key);
+    *out = (uint64_t)json_integer_value(v);
+    return HERD_OK;
+}
+
+static herd_status_t parse_shape(const load_ctx_t *c, json_t *p,
+                                 const char *where, ddp_param_t *out)
+{
+    json_t *shape = json_object_get(p, "shape");
+    if (!json_is_array(shape) || json_array_size(shape) > DDP_MAX_DIMS)
+        return fail(c, "%s.shape: expected an array of at most %d sizes", where,
+                    DDP_MAX_DIMS);
+    uint64_t prod = 1;
+    for (size_t d = 0; d < json_array_size(shape); d++) {
+        json_t *v = json_array_get(shape, d);
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return fail(c, "%s.shape[%zu]: expected a size", where, d);
+        out->shape[d] = json_integer_value(v);
+        prod *= (uint64_t)out->shape[d];
+    }
+    out->ndim = (int)json_array_size(shape);
+    if (!json_object_get(p, "numel"))
+        out->numel = prod;
+    else if (out->numel != prod)
+        return fail(c, "%s.numel: %llu is not the product of the shape (%llu)",
+                    where, (unsigned long long)out->numel,
+                    (unsigned long long)prod);
+    return HERD_OK;
+}
+
+static herd_status_t parse_dtype(const load_ctx_t *c, json_t *p,
+                                 const char *where, ddp_param_t *out)
+{
+    json_t *v = json_object_get(p, "dtype");
+    out->dtype = HERD_FLOAT32;
+    if (!v)
+        return HERD_OK;
+    if (!json_is_string(v) ||
+        herd_dtype_parse(json_string_value(v), &out->dtype) != HERD_OK)
+        return fail(c, "%s.dtype: unknown dtype", where);
+    return HERD_OK;
+}
+
+/* Per-parameter backward time; *given = 0 when the file leaves it to the
+ * model-wide total. */
+static herd_status_t parse_param_bwd(const load_ctx_t *c, json_t *p,
+                                     const char *where, double rate,
+                                     ddp_param_t *out, int *given)
+{
+    double s = -1, flops = -1;
+    herd_status_t st = get_num(c, p, "backward_s", where, &s);
+    if (st == HERD_OK)
+        st = get_num(c, p, "backward_flops", where, &flops);
+    if (st != HERD_OK)
+        return st;
+    if (flops >= 0 && rate <= 0)
+        return fail(c, "%s.backward_flops needs compute.device_tflops", where);
+    *given = s >= 0 || flops >= 0;
+    out->bwd_s = s >= 0 ? s : flops >= 0 ? flops / rate : 0;
+    return HERD_OK;
+}
+
+static herd_status_t parse_param(const load_ctx_t *c, json_t *p, size_t i,
+                                 double rate, ddp_param_t *out, int *given)
+{
+    char where[48];
+    snprintf(where, sizeof(where), "params[%zu]", i);
+    if (!json_is_object(p))
+        return fail(c, "%s: expected an object", where);
+    uint64_t index = i;
+    herd_status_t st = get_u64(c, p, "index", where, 0, &index);
+    if (st == HERD_OK && index != i)
+        return fail(c, "%s.index: %llu, expected %zu (params in DDP order)",
+                    where, (unsigned long long)index, i);
+    json_t *name = json_object_get(p, "name");
+    if (st == HERD_OK && name && !json_is_string(name))
+        return fail(c, "%s.name: expected a string", where);
+    if (st == HERD_OK)
+        st = get_u64(c, p, "numel", where, 0, &out->numel);
+    if (st == HERD_OK)
+        st = parse_shape(c, p, where, out);
+    if (st == HERD_OK)
+        st = parse_dtype(c, p, where, out);
+    if (st != HERD_OK)
+        return st;
+    uint64_t want = out->numel * herd_dtype_size(out->dtype);
+    out->bytes = want;
+    if ((st = get_u64(c, p, "bytes", where, 0, &out->bytes)) != HERD_OK)
+        return st;
+    if (out->bytes != want)
+        return fail(c, "%s.bytes: %llu, expected numel * dtype size = %llu",
+                    where, (unsigned long long)out->bytes,
+                    (unsigned long long)want);
+    out->sparse = json_is_true(json_object_get(p, "sparse"));
+    out->name = strdup(name ? json_string_value(name) : where);
+    if (!out->name)
+        return HERD_ERR_NO_MEMORY;
+    return parse_param_bwd(c, p, where, rate, out, given);
+}
+
+typedef struct compute_spec {
+    double rate;      /* FLOP/s (device_tflops * efficiency), 0 if unset */
+    double bwd_total; /* seconds; < 0 if unset */
+    double overhead;  /* seconds per parameter gradient (kernel launches) */
+} compute_spec_t;
+
+static herd_status_t seconds_or_flops(const load_ctx_t *c, json_t *cj,
+                                      const char *what, double rate,
+                                      double *out)
+{
+    char key[32];
+    double s = -1, flops = -1;
+    snprintf(key, sizeof(key), "%s_s", what);
+    herd_status_t st = get_num(c, cj, key, "compute", &s);
+    snprintf(key, sizeof(key), "%s_flops", what);
+    if (st == HERD_OK)
+        st = get_num(c, cj, key, "compute", &flops);
+    if (st != HERD_OK)
+        return st;
+    if (flops >= 0 && rate <= 0)
+        return fail(c, "compute.%s needs compute.device_tflops", key);
+    *out = s >= 0 ? s : flops >= 0 ? flops / rate : -1;
+    return HERD_OK;
+}
+
+static herd_status_t parse_compute(const load_ctx_t *c, json_t *root,
+                                   ddp_model_t *m, compute_spec_t *spec)
+{
+    json_t *cj = json_object_get(root, "compute");
+    double tflops = 0, eff = 1, fwd = 0, opt = 0, gbps = 0;
+    spec->rate = 0;
+    spec->bwd_total = -1;
+    spec->overhead = 0;
+    if (!cj)
+        return HERD_OK;
+    if (!json_is_object(cj))
+        return fail(c, "compute: expected an object");
+    herd_status_t st = get_num(c, cj, "device_tflops", "compute", &tflops);
+    if (st == HERD_OK)
+        st = get_num(c, cj, "efficiency", "compute", &eff);
+    if (st == HERD_OK && (eff <= 0 || eff > 1))
+        return fail(c, "compute.efficiency: expected a value in (0, 1]");
+    spec->rate = tflops * 1e12 * eff;
+    if (st == HERD_OK)
+        st = seconds_or_flops(c, cj, "forward", spec->rate, &fwd);
+    if (st == HERD_OK)
+        st = seconds_or_flops(c, cj, "backward", spec->rate, &spec->bwd_total);
+    if (st == HERD_OK)
+        st = seconds_or_flops(c, cj, "optimizer", spec->rate, &opt);
+    if (st == HERD_OK)
+        st = get_num(c, cj, "kernel_overhead_s", "compute", &spec->overhead);
+    if (st == HERD_OK)
+        st = get_num(c, cj, "copy_gbps", "compute", &gbps);
+    if (st == HERD_OK)
+        st = get_u64(c, cj, "buffer_bytes", "compute", 0, &m->buffer_bytes);
+    m->fwd_s = fwd > 0 ? fwd : 0;
+    m->opt_s = opt > 0 ? opt : 0;
+    m->copy_bw = gbps * 1e9;
+    return st;
+}
+
+/* Spread the model-wide backward total over parameters without their own
+ * time, by size; add the per-parameter overhead everywhere. */
+static void spread_backward(ddp_model_t *m, const int *given,
+                            const compute_spec_t *spec)
+{
+    double explicit_s = 0, free_numel = 0;
+    for (size_t i = 0; i < m->nparams; i++) {
+        if (given[i])
+            explicit_s += m->params[i].bwd_s;
+        else
+            free_numel += (double)m->params[i].numel;
+    }
+    double rest =
+        spec->bwd_total > explicit_s ? spec->bwd_total - explicit_s : 0;
+    for (size_t i = 0; i < m->nparams; i++) {
+        if (!given[i] && free_numel > 0)
+            m->params[i].bwd_s = rest * (double)m->params[i].numel / free_numel;
+        m->params[i].bwd_s += spec->overhead;
+    }
+}
+
+static herd_status_t parse_ready(const load_ctx_t *c, json_t *root,
+                                 ddp_model_t *m)
+{
+    json_t *r = json_object_get(root, "grad_ready_order");
+    if (!r)
+        return HERD_OK;
+    if (!json_is_array(r))
+        return fail(c, "grad_ready_order: expected an array of indices");
+    m->ready_order = calloc(json_array_size(r) + 1, sizeof(size_t));
+    if (!m->ready_order)
+        return HERD_ERR_NO_MEMORY;
+    m->nready = json_array_size(r);
+    for (size_t i = 0; i < m->nready; i++) {
+        json_t *v = json_array_get(r, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0)
+            return fail(c, "grad_ready_order[%zu]: expected an index", i);
+        m->ready_order[i] = (size_t)json_integer_value(v);
+    }
+    char why[160];
+    if (ddp_model_check_order(m, m->ready_order, m->nready, why, sizeof(why)) !=
+        HERD_OK)
+        return fail(c, "grad_ready_order: %s", why);
+    return HERD_OK;
+}
+
+static herd_status_t parse_params(const load_ctx_t *c, json_t *root,
+                                  ddp_model_t *m)
+{
+    json_t *params = json_object_get(root, "params");
+    if (!json_is_array(params) || json_array_size(params) == 0)
+        return fail(c, "\"params\": expected a non-empty array");
+    compute_spec_t spec;
+    herd_status_t st = parse_compute(c, root, m, &spec);
+    if (st != HERD_OK)
+        return st;
+    size_t n = json_array_size(params);
+    int *given = calloc(n, sizeof(int));
+    m->params = calloc(n, sizeof(ddp_param_t));
+    if (!given || !m->params) {
+        free(given);
+        return HERD_ERR_NO_MEMORY;
+    }
+    m->nparams = n;
+    for (size_t i = 0; i < n && st == HERD_OK; i++) {
+        st = parse_param(c, json_array_get(params, i), i, spec.rate,
+                         &m->params[i], &given[i]);
+        m->total_bytes += m->params[i].bytes;
+    }
+    if (st == HERD_OK)
+        spread_backward(m, given, &spec);
+    free(given);
+    return st;
+}
+
+herd_status_t ddp_model_load(const char *path, ddp_model_t *out, char *err,
+                             size_t errlen)
+{
+    load_ctx_t c = {path, err, errlen};
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column,
+                 je.text);
+        return access(path, R_OK) ? HERD_ERR_IO : HERD_ERR_PARSE;
+    }
+    ddp_model_t m = {0};
+    herd_status_t st = HERD_OK;
+    if (!json_is_object(root))
+        st = fail(&c, "expected a JSON object");
+    json_t *name = json_object_get(root, "model");
+    if (st == HERD_OK)
+        m.name = strdup(json_is_string(name) ? json_string_value(name) : path);
+    if (st == HERD_OK)
+        st = parse_params(&c, root, &m);
+    if (st == HERD_OK)
+        st = parse_ready(&c, root, &m);
+    json_decref(root);
+    if (st != HERD_OK) {
+        ddp_model_fini(&m);
+        return st;
+    }
+    *out = m;
+    return HERD_OK;
+}
+
+void ddp_model_fini(ddp_model_t *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->nparams; i++)
+        free(m->params[i].name);
+    free(m->params);
+    free(m->ready_order);
+    free(m->name);
+    memset(m, 0, sizeof(*m));
+}
+
+double ddp_model_bwd_total(const ddp_model_t *m)
+{
+    double t = 0;
+    for (size_t i = 0; i < m->nparams; i++)
+        t += m->params[i].bwd_s;
+    return t;
+}
+
+void ddp_model_ready_order(const ddp_model_t *m, size_t *order)
+{
+    for (size_t i = 0; i < m->nparams; i++)
+        order[i] =
+            m->nready == m->nparams ? m->ready_order[i] : m->nparams - 1 - i;
+}
+
+herd_status_t ddp_model_check_order(const ddp_model_t *m, const size_t *order,
+                                    size_t n, char *err, size_t errlen)
+{
+    if (n != m->nparams) {
+        snprintf(err, errlen, "%zu indices for a model of %zu parameters", n,
+                 m->nparams);
+        return HERD_ERR_INVALID_ARG;
+    }
+    unsigned char *seen = calloc(n, 1);
+    if (!seen)
+        return HERD_ERR_NO_MEMORY;
+    herd_status_t st = HERD_OK;
+    for (size_t i = 0; i < n && st == HERD_OK; i++) {
+        if (order[i] >= n || seen[order[i]]) {
+            snprintf(err, errlen, "entry %zu (%zu) is %s", i, order[i],
+                     order[i] >= n ? "out of range" : "repeated");
+            st = HERD_ERR_INVALID_ARG;
+        } else {
+            seen[order[i]] = 1;
+        }
+    }
+    free(seen);
+    return st;
+}
+
+void ddp_model_scale_compute(ddp_model_t *m, double factor)
+{
+    m->fwd_s *= factor;
+    m->opt_s *= factor;
+    for (size_t i = 0; i < m->nparams; i++)
+        m->params[i].bwd_s *= factor;
+}
+
+const char *ddp_model_resolve(const char *arg, const char *dir, char *buf,
+                              size_t len)
+{
+    if (access(arg, R_OK) == 0 || strchr(arg, '/') || !dir)
+        snprintf(buf, len, "%s", arg);
+    else
+        snprintf(buf, len, "%s/%s.json", dir, arg);
+    return buf;
+}
