@@ -1,0 +1,326 @@
+/* real/nccl/nccl_coll.c - collectives on the GPU engine: NCCL's own
+ * collectives (gather, scatter and all_to_all as grouped send/recv),
+ * requests timed with CUDA events, and waits that poll NCCL's async error
+ * against the deadline and abort on timeout. */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/sched.h"
+#include "real/nccl/nccl_internal.h"
+
+herd_status_t nccl_map_dtype(herd_dtype_t d, ncclDataType_t *out)
+{
+    static const ncclDataType_t map[HERD_DTYPE_COUNT] = {
+        [HERD_INT8] = ncclInt8,         [HERD_UINT8] = ncclUint8,
+        [HERD_INT32] = ncclInt32,       [HERD_INT64] = ncclInt64,
+        [HERD_FLOAT16] = ncclFloat16,   [HERD_BFLOAT16] = ncclBfloat16,
+        [HERD_FLOAT32] = ncclFloat32,   [HERD_FLOAT64] = ncclFloat64};
+    if ((unsigned)d >= HERD_DTYPE_COUNT)
+        return HERD_ERR_INVALID_ARG;
+    *out = map[d];
+    return HERD_OK;
+}
+
+herd_status_t nccl_map_op(nccl_comm_t *c, herd_op_t op, ncclRedOp_t *out)
+{
+    switch (op) {
+    case HERD_SUM: *out = ncclSum; return HERD_OK;
+    case HERD_AVG: *out = ncclAvg; return HERD_OK;
+    case HERD_PRODUCT: *out = ncclProd; return HERD_OK;
+    case HERD_MIN: *out = ncclMin; return HERD_OK;
+    case HERD_MAX: *out = ncclMax; return HERD_OK;
+    default:
+        return core_comm_error(&c->base, HERD_ERR_UNSUPPORTED,
+                               "nccl: reduce op %s is not supported (NCCL has "
+                               "no bitwise reductions; use the tcp engine)",
+                               herd_op_name(op));
+    }
+}
+
+static size_t esize(const core_coll_args_t *a)
+{
+    return herd_dtype_size(a->dtype);
+}
+
+/* gather / scatter / all_to_all as one group of sends and receives. */
+static ncclResult_t grouped_p2p(nccl_comm_t *c, const core_coll_args_t *a,
+                                ncclDataType_t dt)
+{
+    int p = c->base.size, me = c->base.rank;
+    size_t blk = a->count * esize(a);
+    const char *s = a->sendbuf;
+    char *r = a->recvbuf;
+    ncclResult_t res = ncclGroupStart();
+    for (int peer = 0; res == ncclSuccess && peer < p; peer++) {
+        int send = 0, recv = 0;
+        const void *sp = s;
+        void *rp = r;
+        if (a->coll == HERD_COLL_GATHER) {
+            send = peer == a->root;
+            recv = me == a->root;
+            rp = r ? r + peer * blk : NULL;
+        } else if (a->coll == HERD_COLL_SCATTER) {
+            send = me == a->root;
+            recv = peer == a->root;
+            sp = s ? s + peer * blk : NULL;
+        } else {
+            send = recv = 1;
+            sp = s + peer * blk;
+            rp = r + peer * blk;
+        }
+        if (send)
+            res = ncclSend(sp, a->count, dt, peer, c->nc, c->stream);
+        if (recv && res == ncclSuccess)
+            res = ncclRecv(rp, a->count, dt, peer, c->nc, c->stream);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    return res != ncclSuccess ? res : end;
+}
+
+static ncclResult_t native_post(nccl_comm_t *c, const core_coll_args_t *a,
+                                ncclDataType_t dt, ncclRedOp_t op,
+                                void *scratch)
+{
+    ncclComm_t nc = c->nc;
+    cudaStream_t s = c->stream;
+    switch (a->coll) {
+    case HERD_COLL_ALL_REDUCE:
+        return ncclAllReduce(a->sendbuf, a->recvbuf, a->count, dt, op, nc, s);
+    case HERD_COLL_BROADCAST:
+        return ncclBroadcast(a->sendbuf, a->recvbuf, a->count, dt, a->root,
+                             nc, s);
+    case HERD_COLL_REDUCE:
+        return ncclReduce(a->sendbuf, a->recvbuf, a->count, dt, op, a->root,
+                          nc, s);
+    case HERD_COLL_ALL_GATHER:
+        return ncclAllGather(a->sendbuf, a->recvbuf, a->count, dt, nc, s);
+    case HERD_COLL_REDUCE_SCATTER:
+        return ncclReduceScatter(a->sendbuf, a->recvbuf, a->count, dt, op, nc,
+                                 s);
+    case HERD_COLL_GATHER:
+    case HERD_COLL_SCATTER:
+    case HERD_COLL_ALL_TO_ALL:
+        return grouped_p2p(c, a, dt);
+    case HERD_COLL_BARRIER:
+        /* As torch does: a one-element all_reduce on a device buffer. */
+        return ncclAllReduce(scratch, scratch, 1, ncclInt32, ncclSum, nc, s);
+    case HERD_COLL_SEND:
+        return ncclSend(a->sendbuf, a->count, dt, a->root, nc, s);
+    case HERD_COLL_RECV:
+        return ncclRecv(a->recvbuf, a->count, dt, a->root, nc, s);
+    default:
+        return ncclInvalidArgument;
+    }
+}
+
+static void fill_rec(nccl_req_t *q, const herd_comm_t *c,
+                     const core_coll_args_t *a)
+{
+    herd_tl_rec_t *r = &q->rec;
+    r->kind = HERD_TL_COLL;
+    r->rank = c->world_rank;
+    r->group = c->group_id;
+    r->seq = a->seq;
+    r->coll = a->coll;
+    r->algo = a->algo == HERD_ALGO_AUTO ? HERD_ALGO_NCCL : a->algo;
+    r->dtype = a->dtype;
+    r->op = a->op;
+    r->count = a->count;
+    r->bytes = a->count * herd_dtype_size(a->dtype);
+    r->peer = a->root;
+    if (a->label)
+        snprintf(q->label, sizeof(q->label), "%s", a->label);
+    r->label = q->label[0] ? q->label : NULL;
+}
+
+static herd_status_t launch(nccl_comm_t *c, const core_coll_args_t *a,
+                            nccl_req_t *q)
+{
+    ncclDataType_t dt;
+    ncclRedOp_t op = ncclSum;
+    herd_status_t st = nccl_map_dtype(a->dtype, &dt);
+    if (st == HERD_OK && (a->coll == HERD_COLL_ALL_REDUCE ||
+                          a->coll == HERD_COLL_REDUCE ||
+                          a->coll == HERD_COLL_REDUCE_SCATTER))
+        st = nccl_map_op(c, a->op, &op);
+    if (st != HERD_OK)
+        return st;
+    int custom = a->algo != HERD_ALGO_AUTO && a->algo != HERD_ALGO_NCCL &&
+                 a->coll != HERD_COLL_SEND && a->coll != HERD_COLL_RECV;
+    if (custom)
+        return nccl_sched_post(c, a);
+    void *scratch = NULL;
+    if (a->coll == HERD_COLL_BARRIER &&
+        cudaMallocAsync(&scratch, sizeof(int), c->stream) != cudaSuccess)
+        return core_comm_error(&c->base, HERD_ERR_NO_MEMORY,
+                               "nccl: barrier buffer");
+    ncclResult_t r = native_post(c, a, dt, op, scratch);
+    st = nccl_settle(c, r, q->deadline_s, herd_coll_name(a->coll));
+    if (scratch)
+        cudaFreeAsync(scratch, c->stream);
+    return st;
+}
+
+herd_status_t nccl_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
+                             herd_req_t **req_out)
+{
+    nccl_comm_t *c = (nccl_comm_t *)comm;
+    if (c->aborted)
+        return core_comm_error(comm, HERD_ERR_ABORTED,
+                               "nccl: communicator was aborted after an "
+                               "earlier error");
+    nccl_req_t *q = calloc(1, sizeof(*q));
+    if (!q)
+        return HERD_ERR_NO_MEMORY;
+    q->base.ops = comm->ops;
+    q->base.comm = comm;
+    q->post_ns = nccl_clock_ns();
+    q->deadline_s = q->post_ns * 1e-9 + comm->timeout_s;
+    fill_rec(q, comm, a);
+    if (cudaEventCreate(&q->start) || cudaEventCreate(&q->end) ||
+        cudaEventRecord(q->start, c->stream)) {
+        nccl_req_free(&q->base);
+        return core_comm_error(comm, HERD_ERR_IO, "nccl: event setup failed");
+    }
+    herd_status_t st = launch(c, a, q);
+    if (st == HERD_OK && cudaEventRecord(q->end, c->stream) != cudaSuccess)
+        st = core_comm_error(comm, HERD_ERR_IO, "nccl: event record failed");
+    if (st != HERD_OK) {
+        nccl_req_free(&q->base);
+        return st;
+    }
+    *req_out = &q->base;
+    return HERD_OK;
+}
+
+static void finish(nccl_req_t *q, herd_status_t st)
+{
+    nccl_comm_t *c = (nccl_comm_t *)q->base.comm;
+    float t0 = 0, dur = 0;
+    q->done = 1;
+    q->status = st;
+    q->rec.status = st;
+    if (st == HERD_OK &&
+        cudaEventElapsedTime(&t0, c->world->base_event, q->start) ==
+            cudaSuccess &&
+        cudaEventElapsedTime(&dur, q->start, q->end) == cudaSuccess) {
+        q->rec.start_ns = (uint64_t)((double)t0 * 1e6);
+        q->rec.end_ns = q->rec.start_ns + (uint64_t)((double)dur * 1e6);
+    } else {
+        q->rec.start_ns = q->post_ns - c->world->base_ns;
+        q->rec.end_ns = nccl_clock_ns() - c->world->base_ns;
+    }
+    core_comm_timeline(q->base.comm, &q->rec);
+}
+
+/* One poll: done, still running, failed, or past the deadline. */
+static herd_status_t poll_once(nccl_req_t *q, int *done)
+{
+    nccl_comm_t *c = (nccl_comm_t *)q->base.comm;
+    cudaError_t ce = cudaEventQuery(q->end);
+    if (ce == cudaSuccess) {
+        finish(q, HERD_OK);
+        *done = 1;
+        return HERD_OK;
+    }
+    ncclResult_t ar = ncclSuccess;
+    ncclCommGetAsyncError(c->nc, &ar);
+    herd_status_t st = HERD_OK;
+    if (ce != cudaErrorNotReady)
+        st = core_comm_error(q->base.comm, HERD_ERR_IO, "nccl: CUDA error %s",
+                             cudaGetErrorString(ce));
+    else if (ar != ncclSuccess && ar != ncclInProgress)
+        st = core_comm_error(q->base.comm, HERD_ERR_PEER_FAILED,
+                             "nccl: %s (a peer failed or the network broke)",
+                             ncclGetErrorString(ar));
+    else if (nccl_clock_ns() * 1e-9 > q->deadline_s) {
+        core_coll_args_t a = {.coll = q->rec.coll, .count = q->rec.count,
+                              .dtype = q->rec.dtype, .seq = q->rec.seq};
+        st = nccl_report_timeout(c, &a, q->base.comm->timeout_s);
+    }
+    if (st != HERD_OK) {
+        if (!c->aborted)
+            ncclCommAbort(c->nc);
+        c->aborted = 1;
+        finish(q, st);
+        *done = 1;
+    } else
+        *done = 0;
+    return st;
+}
+
+herd_status_t nccl_req_test(herd_req_t *req, int *done)
+{
+    nccl_req_t *q = (nccl_req_t *)req;
+    if (q->done) {
+        *done = 1;
+        return q->status;
+    }
+    return poll_once(q, done);
+}
+
+/* Spin briefly (collectives are often short), then yield, then sleep. */
+herd_status_t nccl_req_wait(herd_req_t *req)
+{
+    int done = 0;
+    for (unsigned i = 0;; i++) {
+        herd_status_t st = nccl_req_test(req, &done);
+        if (done)
+            return st;
+        if (i > 20000)
+            usleep(50);
+        else if (i > 2000)
+            sched_yield();
+    }
+}
+
+void nccl_req_free(herd_req_t *req)
+{
+    nccl_req_t *q = (nccl_req_t *)req;
+    if (!q->done && q->end) {
+        int done = 0;
+        if (nccl_req_test(req, &done) == HERD_OK && !done)
+            nccl_req_wait(req);
+    }
+    if (q->start)
+        cudaEventDestroy(q->start);
+    if (q->end)
+        cudaEventDestroy(q->end);
+    free(q);
+}
+
+herd_status_t nccl_report_timeout(nccl_comm_t *c, const core_coll_args_t *a,
+                                  double waited_s)
+{
+    nccl_world_t *w = c->world;
+    char key[192], missing[512] = "";
+    snprintf(key, sizeof(key), "%shang/%d/%llu/%d", w->prefix,
+             c->base.group_id, (unsigned long long)a->seq, c->base.rank);
+    store_set(w->rdzv.client, key, "1", 1);
+    /* Ranks stuck in the same collective time out together and publish
+     * within this grace period; the others did not join. */
+    usleep(2000000);
+    size_t len = 0;
+    for (int r = 0; r < c->base.size; r++) {
+        snprintf(key, sizeof(key), "%shang/%d/%llu/%d", w->prefix,
+                 c->base.group_id, (unsigned long long)a->seq, r);
+        const char *keys[1] = {key};
+        int exists = 0;
+        if (store_check(w->rdzv.client, keys, 1, &exists) == HERD_OK &&
+            !exists && len + 16 < sizeof(missing))
+            len += (size_t)snprintf(missing + len, sizeof(missing) - len,
+                                    "%s%d", len ? ", " : "",
+                                    herd_comm_world_rank(&c->base, r));
+    }
+    return core_comm_error(
+        &c->base, HERD_ERR_TIMEOUT,
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=%llu, "
+        "OpType=%s, NumelIn=%llu, NumelOut=%llu, Timeout(ms)=%.0f) ran for "
+        "%.0f milliseconds before timing out; ranks that did not join: %s",
+        (unsigned long long)a->seq, herd_coll_name(a->coll),
+        (unsigned long long)a->count, (unsigned long long)a->count,
+        c->base.timeout_s * 1e3, waited_s * 1e3, len ? missing : "none found");
+}
