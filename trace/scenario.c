@@ -1,0 +1,487 @@
+/* trace/scenario.c - read scenario files (YAML, with libfyaml): build the
+ * document, walk it against the key tables of scenario_fields.c, report
+ * errors with file:line:column, apply `--set key=value` overrides and
+ * check what spans sections. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/scenario_int.h"
+
+/* The 1-based place of a node: a scalar's token, else its first child. */
+static int scn_node_mark(struct fy_node *n, int *line, int *col, int depth)
+{
+    if (!n || depth > 64)
+        return 0;
+    if (fy_node_is_scalar(n)) {
+        struct fy_token *t = fy_node_get_scalar_token(n);
+        const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+        if (!m)
+            return 0;
+        *line = m->line + 1;
+        *col = m->column + 1;
+        return 1;
+    }
+    void *it = NULL;
+    if (fy_node_is_mapping(n)) {
+        struct fy_node_pair *p = fy_node_mapping_iterate(n, &it);
+        return p && scn_node_mark(fy_node_pair_key(p), line, col, depth + 1);
+    }
+    return scn_node_mark(fy_node_sequence_iterate(n, &it), line, col,
+                         depth + 1);
+}
+
+herd_status_t scn_error(scn_ctx_t *c, struct fy_node *n, const char *fmt, ...)
+{
+    int line = c->line, col = c->col;
+    scn_node_mark(n, &line, &col, 0);
+    int k;
+    if (line > 0)
+        k = snprintf(c->err, c->errlen, "%s:%d:%d: %s: ", c->file, line, col,
+                     c->path[0] ? c->path : "(top)");
+    else
+        k = snprintf(c->err, c->errlen, "%s: %s: ", c->file,
+                     c->path[0] ? c->path : "(top)");
+    if (k >= 0 && (size_t)k < c->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
+        va_end(ap);
+    }
+    return HERD_ERR_PARSE;
+}
+
+const scn_field_t *scn_field_find(const scn_field_t *table, const char *key,
+                                  size_t keylen)
+{
+    for (const scn_field_t *f = table; f->key; f++)
+        if (strlen(f->key) == keylen && !strncmp(f->key, key, keylen))
+            return f;
+    return NULL;
+}
+
+static herd_status_t scn_unknown_key(scn_ctx_t *c, struct fy_node *key,
+                                     const char *name, const scn_field_t *table)
+{
+    char keys[512];
+    size_t k = 0;
+    keys[0] = '\0';
+    for (const scn_field_t *f = table; f->key && k < sizeof(keys); f++) {
+        int w = snprintf(keys + k, sizeof(keys) - k, "%s%s",
+                         f == table ? "" : ", ", f->key);
+        k += w > 0 ? (size_t)w : 0;
+    }
+    return scn_error(c, key, "unknown key '%s'; expected one of: %s", name,
+                     keys);
+}
+
+/* Append ".key" to the message path; returns the old length. */
+static size_t scn_path_push(scn_ctx_t *c, const char *key)
+{
+    size_t old = strlen(c->path);
+    snprintf(c->path + old, sizeof(c->path) - old, "%s%s", old ? "." : "", key);
+    return old;
+}
+
+static herd_status_t scn_pair(scn_ctx_t *c, struct fy_node_pair *p, void *base,
+                              const scn_field_t *table)
+{
+    struct fy_node *key = fy_node_pair_key(p);
+    const char *name =
+        key && fy_node_is_scalar(key) ? fy_node_get_scalar0(key) : NULL;
+    if (!name)
+        return scn_error(c, key, "expected a plain key");
+    const scn_field_t *f = scn_field_find(table, name, strlen(name));
+    if (!f)
+        return scn_unknown_key(c, key, name, table);
+    int line = c->line, col = c->col;
+    scn_node_mark(key, &c->line, &c->col, 0);
+    size_t old = scn_path_push(c, name);
+    herd_status_t st = f->fn(c, fy_node_pair_value(p), base, f);
+    if (!st) {
+        /* keep the path of the failing key in the message otherwise */
+        c->path[old] = '\0';
+        c->line = line;
+        c->col = col;
+    }
+    return st;
+}
+
+herd_status_t scn_map(scn_ctx_t *c, struct fy_node *n, void *base,
+                      const scn_field_t *table)
+{
+    if (!n || !fy_node_is_mapping(n))
+        return scn_error(c, n,
+                         "expected a mapping (key: value lines or "
+                         "{key: value})");
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(n, &it))) {
+        herd_status_t st = scn_pair(c, p, base, table);
+        if (st)
+            return st;
+    }
+    return HERD_OK;
+}
+
+herd_status_t scn_f_map(scn_ctx_t *c, struct fy_node *n, void *base,
+                        const scn_field_t *f)
+{
+    return scn_map(c, n, (char *)base + f->off, f->sub);
+}
+
+herd_status_t scn_ddp_put(trace_scenario_t *sc, const char *key,
+                          const char *value, int line, int col)
+{
+    char *k = strdup(key), *v = strdup(value);
+    if (!k || !v)
+        goto fail;
+    for (size_t i = 0; i < sc->nddp; i++)
+        if (!strcmp(sc->ddp[i].key, key)) {
+            free(sc->ddp[i].key);
+            free(sc->ddp[i].value);
+            sc->ddp[i] = (trace_kv_t){k, v, line, col};
+            return HERD_OK;
+        }
+    trace_kv_t *grown = realloc(sc->ddp, (sc->nddp + 1) * sizeof(*grown));
+    if (!grown)
+        goto fail;
+    sc->ddp = grown;
+    sc->ddp[sc->nddp++] = (trace_kv_t){k, v, line, col};
+    return HERD_OK;
+fail:
+    free(k);
+    free(v);
+    return HERD_ERR_NO_MEMORY;
+}
+
+/* The text of a DDP value: a scalar as written, else one-line flow YAML. */
+static herd_status_t scn_ddp_value(scn_ctx_t *c, const char *key,
+                                   struct fy_node *v)
+{
+    int line = 0, col = 0;
+    scn_node_mark(v, &line, &col, 0);
+    if (v && fy_node_is_scalar(v))
+        return scn_ddp_put(c->sc, key, fy_node_get_scalar0(v), line, col);
+    if (!v)
+        return scn_error(c, v, "expected a value for ddp.%s", key);
+    char *text = fy_emit_node_to_string(v, FYECF_MODE_FLOW_ONELINE |
+                                               FYECF_NO_ENDING_NEWLINE);
+    if (!text)
+        return HERD_ERR_NO_MEMORY;
+    herd_status_t st = scn_ddp_put(c->sc, key, text, line, col);
+    free(text);
+    return st;
+}
+
+herd_status_t scn_f_ddp(scn_ctx_t *c, struct fy_node *n, void *base,
+                        const scn_field_t *f)
+{
+    if (!n || !fy_node_is_mapping(n))
+        return scn_error(c, n,
+                         "expected a mapping of DDP settings, e.g. "
+                         "{model: resnet50.json, bucket_cap_mb: 25}");
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(n, &it))) {
+        struct fy_node *k = fy_node_pair_key(p);
+        const char *key =
+            k && fy_node_is_scalar(k) ? fy_node_get_scalar0(k) : NULL;
+        if (!key || !*key)
+            return scn_error(c, k, "expected a plain key");
+        herd_status_t st = scn_ddp_value(c, key, fy_node_pair_value(p));
+        if (st)
+            return st;
+    }
+    c->sc->wl_kind = TRACE_WL_DDP;
+    return HERD_OK;
+}
+
+void scn_sync(trace_scenario_t *sc)
+{
+    sc->sim.ranks = sc->rank_ovr;
+    sc->sim.nranks_overrides = sc->nrank_ovr;
+    sc->sim.links = sc->link_ovr;
+    sc->sim.nlink_overrides = sc->nlink_ovr;
+    sc->sim.faults = sc->faults;
+    sc->sim.nfaults = sc->nfaults;
+}
+
+herd_status_t trace_scenario_create(trace_scenario_t **out)
+{
+    trace_scenario_t *sc = calloc(1, sizeof(*sc));
+    if (!sc || !(sc->path = strdup(""))) {
+        free(sc);
+        return HERD_ERR_NO_MEMORY;
+    }
+    herd_sim_opts_init(&sc->sim);
+    sc->sweep = (trace_sweep_t){.coll = HERD_COLL_ALL_REDUCE,
+                                .algos = {HERD_ALGO_AUTO},
+                                .nalgos = 1,
+                                .min_bytes = 8,
+                                .max_bytes = 128u << 20,
+                                .factor = 2,
+                                .dtype = HERD_FLOAT32,
+                                .op = HERD_SUM,
+                                .iters = 5,
+                                .warmup = 1};
+    *out = sc;
+    return HERD_OK;
+}
+
+void trace_scenario_destroy(trace_scenario_t *sc)
+{
+    if (!sc)
+        return;
+    for (size_t i = 0; i < sc->nddp; i++) {
+        free(sc->ddp[i].key);
+        free(sc->ddp[i].value);
+    }
+    free(sc->ddp);
+    free(sc->trace_path);
+    free(sc->faults);
+    free(sc->link_ovr);
+    free(sc->rank_ovr);
+    free(sc->name);
+    free(sc->path);
+    free(sc);
+}
+
+/* Build a YAML document, turning libfyaml's first collected diagnostic
+ * into "name:line:col: message". `text` NULL: read the file `name`. */
+static herd_status_t scn_doc_build(const char *text, const char *name,
+                                   struct fy_document **out, char *err,
+                                   size_t errlen)
+{
+    struct fy_diag_cfg dc;
+    fy_diag_cfg_default(&dc);
+    dc.fp = NULL;
+    struct fy_diag *diag = fy_diag_create(&dc);
+    if (!diag)
+        return HERD_ERR_NO_MEMORY;
+    fy_diag_set_collect_errors(diag, true);
+    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_RESOLVE_DOCUMENT,
+                               .diag = diag};
+    struct fy_document *doc =
+        text ? fy_document_build_from_string(&cfg, text, FY_NT)
+             : fy_document_build_from_file(&cfg, name);
+    herd_status_t st = HERD_OK;
+    if (!doc) {
+        void *it = NULL;
+        struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
+        if (e)
+            snprintf(err, errlen, "%s:%d:%d: %s", name, e->line, e->column,
+                     e->msg ? e->msg : "malformed YAML");
+        else
+            snprintf(err, errlen, "%s: empty or unreadable YAML", name);
+        st = HERD_ERR_PARSE;
+    }
+    fy_diag_destroy(diag);
+    if (!st)
+        *out = doc;
+    return st;
+}
+
+static herd_status_t scn_load_doc(const char *text, const char *name,
+                                  const char *base_dir, trace_scenario_t *sc,
+                                  char *err, size_t errlen)
+{
+    struct fy_document *doc = NULL;
+    herd_status_t st = scn_doc_build(text, name, &doc, err, errlen);
+    if (st)
+        return st;
+    scn_ctx_t c = {.sc = sc,
+                   .file = name,
+                   .base_dir = base_dir,
+                   .err = err,
+                   .errlen = errlen};
+    struct fy_node *root = fy_document_root(doc);
+    if (!root)
+        st = scn_error(&c, NULL,
+                       "empty scenario; expected a mapping with "
+                       "cluster, collectives, workload, ... sections");
+    else
+        st = scn_map(&c, root, sc, scn_top_fields);
+    fy_document_destroy(doc);
+    scn_sync(sc);
+    return st;
+}
+
+static herd_status_t scn_load(const char *text, const char *name,
+                              const char *base_dir, trace_scenario_t **out,
+                              char *err, size_t errlen)
+{
+    trace_scenario_t *sc;
+    herd_status_t st = trace_scenario_create(&sc);
+    if (st)
+        return st;
+    char *path = strdup(name);
+    if (!path) {
+        trace_scenario_destroy(sc);
+        return HERD_ERR_NO_MEMORY;
+    }
+    free(sc->path);
+    sc->path = path;
+    st = scn_load_doc(text, name, base_dir, sc, err, errlen);
+    if (!st)
+        st = trace_scenario_validate(sc, err, errlen);
+    if (st) {
+        trace_scenario_destroy(sc);
+        return st;
+    }
+    *out = sc;
+    return HERD_OK;
+}
+
+herd_status_t trace_scenario_load(const char *path, trace_scenario_t **out,
+                                  char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return HERD_ERR_IO;
+    }
+    fclose(f);
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    return scn_load(NULL, path, slash ? dir : NULL, out, err, errlen);
+}
+
+herd_status_t trace_scenario_load_string(const char *text, const char *name,
+                                         trace_scenario_t **out, char *err,
+                                         size_t errlen)
+{
+    return scn_load(text, name, NULL, out, err, errlen);
+}
+
+/* Walk the dotted key down the tables and parse the value at its end. */
+static herd_status_t scn_set_path(scn_ctx_t *c, const char *key,
+                                  struct fy_node *value)
+{
+    const scn_field_t *table = scn_top_fields;
+    void *base = c->sc;
+    for (const char *p = key;;) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        const scn_field_t *f = scn_field_find(table, p, len);
+        if (!f) {
+            char name[SCN_PATH_MAX];
+            snprintf(name, sizeof(name), "%.*s", (int)len, p);
+            return scn_unknown_key(c, NULL, name, table);
+        }
+        if (!dot)
+            return f->fn(c, value, base, f);
+        if (!f->sub || f->item_size)
+            return scn_error(c, NULL, "'%s' has no sub-keys", f->key);
+        base = (char *)base + f->off;
+        table = f->sub;
+        p = dot + 1;
+    }
+}
+
+herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
+                                 const char *value, char *err, size_t errlen)
+{
+    if (!strncmp(key, "ddp.", 4) || !strncmp(key, "workload.ddp.", 13)) {
+        const char *k = key + (key[0] == 'd' ? 4 : 13);
+        if (!*k) {
+            snprintf(err, errlen, "--set %s: missing the DDP key", key);
+            return HERD_ERR_PARSE;
+        }
+        sc->wl_kind = TRACE_WL_DDP;
+        return scn_ddp_put(sc, k, value, 0, 0);
+    }
+    char name[SCN_PATH_MAX + 8];
+    snprintf(name, sizeof(name), "--set %s", key);
+    struct fy_document *doc = NULL;
+    herd_status_t st = scn_doc_build(value, name, &doc, err, errlen);
+    if (st)
+        return st;
+    scn_ctx_t c = {.sc = sc, .file = name, .err = err, .errlen = errlen};
+    st = scn_set_path(&c, key, fy_document_root(doc));
+    fy_document_destroy(doc);
+    scn_sync(sc);
+    return st;
+}
+
+int trace_scenario_world_size(const trace_scenario_t *sc)
+{
+    if (sc->sim.world_size > 0)
+        return sc->sim.world_size;
+    return sc->sim.cluster.nodes * sc->sim.cluster.gpus_per_node;
+}
+
+const trace_kv_t *trace_scenario_ddp_get(const trace_scenario_t *sc,
+                                         const char *key)
+{
+    for (size_t i = 0; i < sc->nddp; i++)
+        if (!strcmp(sc->ddp[i].key, key))
+            return &sc->ddp[i];
+    return NULL;
+}
+
+#define SCN_FAIL(...)                                                          \
+    do {                                                                       \
+        int k_ = snprintf(err, errlen, "%s: ", sc->path);                      \
+        if (k_ >= 0 && (size_t)k_ < errlen)                                    \
+            snprintf(err + k_, errlen - (size_t)k_, __VA_ARGS__);              \
+        return HERD_ERR_PARSE;                                                 \
+    } while (0)
+
+static herd_status_t scn_validate_ranks(const trace_scenario_t *sc, int world,
+                                        char *err, size_t errlen)
+{
+    for (size_t i = 0; i < sc->nrank_ovr; i++)
+        if (sc->rank_ovr[i].rank >= world)
+            SCN_FAIL("stragglers.ranks[%zu]: rank %d does not exist (world "
+                     "size %d)",
+                     i, sc->rank_ovr[i].rank, world);
+    for (size_t i = 0; i < sc->nlink_ovr; i++) {
+        const herd_link_override_t *l = &sc->link_ovr[i];
+        if (l->a >= world || l->b >= world || l->a == l->b)
+            SCN_FAIL("stragglers.links[%zu]: expected two different ranks "
+                     "below %d, got a: %d, b: %d",
+                     i, world, l->a, l->b);
+    }
+    for (size_t i = 0; i < sc->nfaults; i++) {
+        const herd_fault_t *f = &sc->faults[i];
+        if (f->rank >= world)
+            SCN_FAIL("faults[%zu]: rank %d does not exist (world size %d)", i,
+                     f->rank, world);
+        if (f->at_time < 0 && f->at_step < 0)
+            SCN_FAIL("faults[%zu]: expected 'at: <time>' or 'at_step: <n>'", i);
+    }
+    return HERD_OK;
+}
+
+herd_status_t trace_scenario_validate(const trace_scenario_t *sc, char *err,
+                                      size_t errlen)
+{
+    const herd_cluster_t *cl = &sc->sim.cluster;
+    long full = (long)cl->nodes * cl->gpus_per_node;
+    if (full > (1L << 20))
+        SCN_FAIL("cluster: %d nodes x %d GPUs is more than %d ranks", cl->nodes,
+                 cl->gpus_per_node, 1 << 20);
+    if (sc->sim.world_size > full)
+        SCN_FAIL("cluster.world_size: %d is more than nodes x gpus_per_node "
+                 "= %ld",
+                 sc->sim.world_size, full);
+    herd_status_t st =
+        scn_validate_ranks(sc, trace_scenario_world_size(sc), err, errlen);
+    if (st)
+        return st;
+    if (sc->wl_kind == TRACE_WL_SWEEP) {
+        if (sc->sweep.min_bytes == 0 ||
+            sc->sweep.min_bytes > sc->sweep.max_bytes)
+            SCN_FAIL("workload.sweep: expected 0 < min <= max, got min %llu, "
+                     "max %llu bytes",
+                     (unsigned long long)sc->sweep.min_bytes,
+                     (unsigned long long)sc->sweep.max_bytes);
+    }
+    return HERD_OK;
+}
