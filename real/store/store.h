@@ -18,8 +18,8 @@ typedef struct store_client store_client_t;
 
 /* Listen on host:port (port 0: an ephemeral port; host NULL: 0.0.0.0).
  * token NULL or "": no authentication. */
-herd_status_t store_server_start(const char *host, int port,
-                                 const char *token, store_server_t **out);
+herd_status_t store_server_start(const char *host, int port, const char *token,
+                                 store_server_t **out);
 int store_server_port(const store_server_t *srv);
 void store_server_stop(store_server_t *srv);
 
@@ -52,6 +52,14 @@ herd_status_t store_check(store_client_t *c, const char *const *keys, int n,
 herd_status_t store_delete(store_client_t *c, const char *key,
                            int *deleted_out);
 herd_status_t store_num_keys(store_client_t *c, int64_t *n_out);
+
+/* A client of the file store at `path` (created if missing): same calls,
+ * for processes on one host; get/wait poll the file with short sleeps. */
+herd_status_t store_client_open_file(const char *path, store_client_t **out);
+/* Prepend `prefix` (NULL or "": none) to every key this client uses
+ * (num_keys still counts all keys). store_rdzv_open sets it from
+ * HERD_STORE_PREFIX, which `herd launch` exports as <run_id>/<restart>/. */
+herd_status_t store_client_set_prefix(store_client_t *c, const char *prefix);
 
 /* Rendezvous for a real engine from herd_init_t: resolves rank, world
  * size and local rank (explicit fields, then env:// with RANK/WORLD_SIZE/
