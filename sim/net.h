@@ -51,6 +51,19 @@ void sim_net_advance(sim_net_t *net, uint64_t t);
 uint64_t sim_net_path_latency(const sim_net_t *net, int src, int dst);
 double sim_net_path_bandwidth(const sim_net_t *net, int src, int dst);
 
+/* Transmission time (ns) of `bytes` at `bw` bytes/s as the model rounds
+ * it: ceil(bytes * 1e9 / bw), forgiving floating-point noise of 1e-12
+ * relative above an integer. A lone flow started at t is sent at
+ * t + sim_net_tx_ns(bytes, path bandwidth) and delivered one path latency
+ * later. */
+uint64_t sim_net_tx_ns(uint64_t bytes, double bw);
+
+/* Check options for sim_net_create; on error write what is wrong (the
+ * field and value) into err and return HERD_ERR_INVALID_ARG. world_size
+ * 0 means opts->world_size, or all GPUs when that is 0 too. */
+herd_status_t sim_net_check_opts(const herd_sim_opts_t *opts, int world_size,
+                                 char *err, size_t errlen);
+
 /* Counters: flows started, rate recomputations, peak flows in flight. */
 typedef struct sim_net_stats {
     uint64_t flows;

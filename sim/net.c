@@ -1,0 +1,365 @@
+/* sim/net.c - the network model's flows, FIFO connections and event loop.
+ *
+ * A flow joins the queue of its connection (src, dst, channel). The head
+ * of a queue transmits at its connection's max-min rate (net_share.c);
+ * when its last byte has left, the next flow becomes head at once, and
+ * the finished one is delivered a path latency later. Rate changes are
+ * settled once per virtual instant, after every event of that instant
+ * has been processed, so pipelined chunks that end together cost one
+ * recomputation, not one each. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/net_impl.h"
+
+uint64_t net_tx_ns(double bytes, double bw)
+{
+    double x = bytes * 1e9 / bw;
+    x -= x * 1e-12; /* noise above an exact integer must not add 1 ns */
+    if (!(x > 0))
+        return 0;
+    if (x >= 1.8e19)
+        return NET_NEVER - 1;
+    return (uint64_t)ceil(x);
+}
+
+uint64_t sim_net_tx_ns(uint64_t bytes, double bw)
+{
+    return net_tx_ns((double)bytes, bw);
+}
+
+herd_status_t sim_net_create(const herd_sim_opts_t *opts, int world_size,
+                             sim_net_done_cb cb, void *cb_arg, sim_net_t **out)
+{
+    if (!opts || !cb || !out ||
+        net_topo_check(opts, world_size, NULL, 0) != HERD_OK)
+        return HERD_ERR_INVALID_ARG;
+    int all = opts->cluster.nodes * opts->cluster.gpus_per_node;
+    sim_net_t *net = calloc(1, sizeof(*net));
+    net_state_t *s = calloc(1, sizeof(*s));
+    herd_status_t st = HERD_ERR_NO_MEMORY;
+    if (!net || !s)
+        goto fail;
+    net->st = s;
+    s->world =
+        world_size ? world_size : (opts->world_size ? opts->world_size : all);
+    s->cb = cb;
+    s->cb_arg = cb_arg;
+    s->free_flow = NET_NONE;
+    st = net_topo_build(s, opts);
+    if (st != HERD_OK)
+        goto fail;
+    st = HERD_ERR_NO_MEMORY;
+    s->dirty = malloc(s->nlinks * sizeof(*s->dirty));
+    s->comp_links = malloc(s->nlinks * sizeof(*s->comp_links));
+    if (!s->dirty || !s->comp_links)
+        goto fail;
+    *out = net;
+    return HERD_OK;
+fail:
+    if (net)
+        sim_net_destroy(net);
+    else
+        free(s);
+    return st;
+}
+
+void sim_net_destroy(sim_net_t *net)
+{
+    if (!net)
+        return;
+    net_state_t *s = net->st;
+    if (s) {
+        for (uint32_t i = 0; s->links && i < s->nlinks; i++)
+            free(s->links[i].conns);
+        free(s->links);
+        free(s->pairs);
+        free(s->conns);
+        free(s->tab);
+        free(s->flows);
+        free(s->heap);
+        free(s->dirty);
+        free(s->comp_links);
+        free(s->comp_conns);
+        free(s);
+    }
+    free(net);
+}
+
+static inline uint32_t conn_hash(int src, int dst, int chan)
+{
+    uint64_t h = (uint64_t)(uint32_t)src * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)(uint32_t)dst * 0xC2B2AE3D27D4EB4Full;
+    h ^= (uint64_t)(uint32_t)chan * 0x165667B19E3779F9ull;
+    h ^= h >> 29;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static uint32_t *tab_slot(net_state_t *s, int src, int dst, int chan)
+{
+    uint32_t mask = s->tab_cap - 1;
+    uint32_t i = conn_hash(src, dst, chan) & mask;
+    for (;; i = (i + 1) & mask) {
+        uint32_t c = s->tab[i];
+        if (c == NET_NONE)
+            return &s->tab[i];
+        const net_conn_t *k = &s->conns[c];
+        if (k->src == src && k->dst == dst && k->chan == chan)
+            return &s->tab[i];
+    }
+}
+
+static herd_status_t tab_grow(net_state_t *s)
+{
+    uint32_t cap = s->tab_cap ? 2 * s->tab_cap : 256;
+    uint32_t *t = malloc((size_t)cap * sizeof(*t));
+    if (!t)
+        return HERD_ERR_NO_MEMORY;
+    memset(t, 0xff, (size_t)cap * sizeof(*t));
+    free(s->tab);
+    s->tab = t;
+    s->tab_cap = cap;
+    for (uint32_t c = 0; c < s->nconns; c++) {
+        const net_conn_t *k = &s->conns[c];
+        *tab_slot(s, k->src, k->dst, k->chan) = c;
+    }
+    return HERD_OK;
+}
+
+/* Room for one more connection in the arrays sized by their count. */
+static herd_status_t conns_grow(net_state_t *s)
+{
+    if (s->nconns < s->conns_cap)
+        return HERD_OK;
+    uint32_t cap = s->conns_cap ? 2 * s->conns_cap : 64;
+    net_conn_t *c = realloc(s->conns, (size_t)cap * sizeof(*c));
+    if (!c)
+        return HERD_ERR_NO_MEMORY;
+    s->conns = c;
+    uint32_t *cc = realloc(s->comp_conns, (size_t)cap * sizeof(*cc));
+    if (!cc)
+        return HERD_ERR_NO_MEMORY;
+    s->comp_conns = cc;
+    s->conns_cap = cap;
+    return HERD_OK;
+}
+
+/* Every link of the path gets room to list this connection. */
+static herd_status_t links_reserve(net_state_t *s, const net_path_t *p)
+{
+    for (uint32_t k = 0; k < p->n; k++) {
+        net_link_t *l = &s->links[p->link[k]];
+        if (l->users < l->conns_cap)
+            continue;
+        uint32_t cap = l->conns_cap ? 2 * l->conns_cap : 4;
+        uint32_t *a = realloc(l->conns, (size_t)cap * sizeof(*a));
+        if (!a)
+            return HERD_ERR_NO_MEMORY;
+        l->conns = a;
+        l->conns_cap = cap;
+    }
+    for (uint32_t k = 0; k < p->n; k++)
+        s->links[p->link[k]].users++;
+    return HERD_OK;
+}
+
+static herd_status_t conn_get(net_state_t *s, int src, int dst, int chan,
+                              uint32_t *out)
+{
+    herd_status_t st;
+    if (2 * (uint64_t)(s->nconns + 1) > s->tab_cap &&
+        (st = tab_grow(s)) != HERD_OK)
+        return st;
+    uint32_t *slot = tab_slot(s, src, dst, chan);
+    if (*slot != NET_NONE) {
+        *out = *slot;
+        return HERD_OK;
+    }
+    net_path_t p;
+    net_topo_path(s, src, dst, &p);
+    if ((st = conns_grow(s)) != HERD_OK ||
+        (st = links_reserve(s, &p)) != HERD_OK)
+        return st;
+    uint32_t ci = s->nconns++;
+    net_conn_t *c = &s->conns[ci];
+    *c = (net_conn_t){.src = src,
+                      .dst = dst,
+                      .chan = chan,
+                      .head = NET_NONE,
+                      .tail = NET_NONE,
+                      .nlinks = (uint8_t)p.n,
+                      .lat = p.lat,
+                      .t_done = NET_NEVER};
+    memcpy(c->link, p.link, sizeof(p.link));
+    *slot = ci;
+    *out = ci;
+    return HERD_OK;
+}
+
+static herd_status_t flow_alloc(net_state_t *s, uint32_t *out)
+{
+    if (s->free_flow == NET_NONE) {
+        uint32_t old = s->flows_cap;
+        uint32_t cap = old ? 2 * old : 256;
+        if (cap <= old || cap == NET_NONE)
+            return HERD_ERR_OVERFLOW;
+        net_flow_t *f = realloc(s->flows, (size_t)cap * sizeof(*f));
+        if (!f)
+            return HERD_ERR_NO_MEMORY;
+        s->flows = f;
+        s->flows_cap = cap;
+        for (uint32_t i = cap; i-- > old;) {
+            f[i].next = s->free_flow;
+            s->free_flow = i;
+        }
+    }
+    *out = s->free_flow;
+    s->free_flow = s->flows[*out].next;
+    return HERD_OK;
+}
+
+static int bad_rank(const net_state_t *s, int r)
+{
+    return r < 0 || r >= s->world;
+}
+
+/* The head of connection c changed at time t (a new head, or none). */
+static void start_head(net_state_t *s, uint32_t ci, uint64_t t)
+{
+    net_conn_t *c = &s->conns[ci];
+    if (c->head == NET_NONE) {
+        c->t_done = NET_NEVER;
+        if (c->in_links)
+            net_share_leave(s, ci);
+        return;
+    }
+    uint64_t bytes = s->flows[c->head].bytes;
+    if (bytes == 0 || c->nlinks == 0) {
+        net_conn_schedule(s, ci, t); /* no bandwidth to share */
+        return;
+    }
+    c->rem = (double)bytes;
+    c->t_upd = t;
+    c->t_done = NET_NEVER;
+    if (!c->in_links)
+        net_share_join(s, ci); /* scheduled when the rates settle */
+    else if (c->rate > 0)
+        net_conn_schedule(s, ci, t + net_tx_ns(c->rem, c->rate));
+}
+
+herd_status_t sim_net_flow_start(sim_net_t *net, uint64_t now, int src, int dst,
+                                 int channel, uint64_t bytes, void *ctx)
+{
+    net_state_t *s = net->st;
+    if (bad_rank(s, src) || bad_rank(s, dst) || channel < 0 || now < s->now)
+        return HERD_ERR_INVALID_ARG;
+    if (s->ndirty && now > s->t_dirty)
+        net_share_settle(s);
+    const net_ev_t *top = net_heap_top(s);
+    if (top && top->t < now) /* the engine skipped net events */
+        return HERD_ERR_INVALID_ARG;
+    uint32_t ci, fi;
+    herd_status_t st = conn_get(s, src, dst, channel, &ci);
+    if (st == HERD_OK)
+        st = flow_alloc(s, &fi);
+    if (st == HERD_OK)
+        st = net_heap_reserve(s, s->flows_cap + s->conns_cap);
+    if (st != HERD_OK)
+        return st;
+    s->now = now;
+    s->flows[fi] = (net_flow_t){.bytes = bytes, .ctx = ctx, .next = NET_NONE};
+    net_conn_t *c = &s->conns[ci];
+    if (c->tail != NET_NONE)
+        s->flows[c->tail].next = fi;
+    c->tail = fi;
+    s->stats.flows++;
+    if (++s->live_flows > s->stats.peak_active)
+        s->stats.peak_active = s->live_flows;
+    if (c->head == NET_NONE) {
+        c->head = fi;
+        start_head(s, ci, now);
+    }
+    return HERD_OK;
+}
+
+/* The head of connection ci has sent its last byte at t. */
+static void on_sent(net_state_t *s, uint32_t ci, uint64_t t)
+{
+    net_conn_t *c = &s->conns[ci];
+    uint32_t fi = c->head;
+    c->ver = (c->ver + 1) & NET_VER_MASK;
+    c->head = s->flows[fi].next;
+    if (c->head == NET_NONE)
+        c->tail = NET_NONE;
+    net_heap_push(s, t + c->lat, fi, NET_EV_DELIVERY);
+    start_head(s, ci, t);
+    s->cb(s->flows[fi].ctx, t, 0, s->cb_arg);
+}
+
+static void on_delivered(net_state_t *s, uint32_t fi, uint64_t t)
+{
+    void *ctx = s->flows[fi].ctx;
+    s->flows[fi].next = s->free_flow;
+    s->free_flow = fi;
+    s->live_flows--;
+    s->cb(ctx, t, 1, s->cb_arg);
+}
+
+static uint64_t top_time(net_state_t *s)
+{
+    const net_ev_t *e = net_heap_top(s);
+    return e ? e->t : NET_NEVER;
+}
+
+void sim_net_advance(sim_net_t *net, uint64_t t)
+{
+    net_state_t *s = net->st;
+    for (;;) {
+        uint64_t next = top_time(s);
+        if (s->ndirty && next > s->t_dirty) {
+            net_share_settle(s);
+            continue;
+        }
+        if (next > t || next == NET_NEVER)
+            break;
+        net_ev_t e = s->heap[0];
+        net_heap_pop(s);
+        s->now = e.t;
+        if (e.ver == NET_EV_DELIVERY)
+            on_delivered(s, e.id, e.t);
+        else
+            on_sent(s, e.id, e.t);
+    }
+}
+
+uint64_t sim_net_next_time(const sim_net_t *net)
+{
+    net_state_t *s = net->st;
+    if (s->ndirty)
+        net_share_settle(s);
+    return top_time(s);
+}
+
+uint64_t sim_net_path_latency(const sim_net_t *net, int src, int dst)
+{
+    if (bad_rank(net->st, src) || bad_rank(net->st, dst))
+        return 0;
+    net_path_t p;
+    net_topo_path(net->st, src, dst, &p);
+    return p.lat;
+}
+
+double sim_net_path_bandwidth(const sim_net_t *net, int src, int dst)
+{
+    if (bad_rank(net->st, src) || bad_rank(net->st, dst))
+        return 0;
+    net_path_t p;
+    net_topo_path(net->st, src, dst, &p);
+    return p.bw;
+}
+
+void sim_net_stats(const sim_net_t *net, sim_net_stats_t *out)
+{
+    *out = net->st->stats;
+}

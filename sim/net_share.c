@@ -1,0 +1,197 @@
+/* sim/net_share.c - max-min fair sharing of links among connections.
+ *
+ * A connection joins the links of its path when its queue gets bytes to
+ * move and leaves them when the queue runs dry. Each join or leave marks
+ * the links dirty; the rates are settled later, once per virtual instant,
+ * by progressive filling over the connected component of each dirty link
+ * (connections and links reachable through shared links). Connections
+ * outside those components keep their rates and completion times, so an
+ * uncontended flow finishes exactly at start + ceil(bytes / bandwidth).
+ * Rates that come out unchanged leave the schedule alone for the same
+ * reason. */
+#include <assert.h>
+#include <math.h>
+
+#include "sim/net_impl.h"
+
+static void mark_dirty(net_state_t *s, uint32_t l)
+{
+    if (s->ndirty == 0)
+        s->t_dirty = s->now;
+    if (!s->links[l].dirty) {
+        s->links[l].dirty = 1;
+        s->dirty[s->ndirty++] = l;
+    }
+}
+
+void net_share_join(net_state_t *s, uint32_t ci)
+{
+    net_conn_t *c = &s->conns[ci];
+    assert(!c->in_links);
+    for (uint32_t k = 0; k < c->nlinks; k++) {
+        net_link_t *l = &s->links[c->link[k]];
+        assert(l->n < l->conns_cap);
+        c->pos[k] = l->n;
+        l->conns[l->n++] = ci;
+        mark_dirty(s, c->link[k]);
+    }
+    c->in_links = 1;
+    c->rate = 0;
+}
+
+void net_share_leave(net_state_t *s, uint32_t ci)
+{
+    net_conn_t *c = &s->conns[ci];
+    assert(c->in_links);
+    for (uint32_t k = 0; k < c->nlinks; k++) {
+        uint32_t li = c->link[k];
+        net_link_t *l = &s->links[li];
+        uint32_t moved = l->conns[--l->n];
+        uint32_t at = c->pos[k];
+        l->conns[at] = moved;
+        net_conn_t *m = &s->conns[moved];
+        for (uint32_t j = 0; j < m->nlinks; j++)
+            if (m->link[j] == li)
+                m->pos[j] = at;
+        mark_dirty(s, li);
+    }
+    c->in_links = 0;
+    c->rate = 0;
+}
+
+void net_conn_schedule(net_state_t *s, uint32_t ci, uint64_t t)
+{
+    net_conn_t *c = &s->conns[ci];
+    c->ver = (c->ver + 1) & NET_VER_MASK;
+    c->t_done = t;
+    net_heap_push(s, t, ci, c->ver);
+}
+
+/* Collect the component reachable from link `start` into comp_links /
+ * comp_conns (breadth first, so the order is deterministic). */
+static void collect(net_state_t *s, uint32_t start)
+{
+    s->ncomp_links = 0;
+    s->ncomp_conns = 0;
+    s->links[start].stamp = s->epoch;
+    s->comp_links[s->ncomp_links++] = start;
+    for (uint32_t i = 0; i < s->ncomp_links; i++) {
+        net_link_t *l = &s->links[s->comp_links[i]];
+        for (uint32_t j = 0; j < l->n; j++) {
+            net_conn_t *c = &s->conns[l->conns[j]];
+            if (c->stamp == s->epoch)
+                continue;
+            c->stamp = s->epoch;
+            c->frozen = 0;
+            s->comp_conns[s->ncomp_conns++] = l->conns[j];
+            for (uint32_t k = 0; k < c->nlinks; k++) {
+                net_link_t *m = &s->links[c->link[k]];
+                if (m->stamp != s->epoch) {
+                    m->stamp = s->epoch;
+                    s->comp_links[s->ncomp_links++] = c->link[k];
+                }
+            }
+        }
+    }
+}
+
+/* The link with the smallest fair share among unfrozen connections. */
+static uint32_t bottleneck(const net_state_t *s, double *share)
+{
+    uint32_t best = NET_NONE;
+    double bs = INFINITY;
+    for (uint32_t i = 0; i < s->ncomp_links; i++) {
+        const net_link_t *l = &s->links[s->comp_links[i]];
+        if (l->nleft == 0)
+            continue;
+        double sh = l->left / l->nleft;
+        if (sh < bs) {
+            bs = sh;
+            best = s->comp_links[i];
+        }
+    }
+    *share = bs;
+    return best;
+}
+
+/* Progressive filling: repeatedly freeze the connections of the most
+ * constrained link at its fair share and take that share off every link
+ * they cross. */
+static void waterfill(net_state_t *s)
+{
+    for (uint32_t i = 0; i < s->ncomp_links; i++) {
+        net_link_t *l = &s->links[s->comp_links[i]];
+        l->left = l->cap;
+        l->nleft = l->n;
+    }
+    uint32_t todo = s->ncomp_conns;
+    while (todo > 0) {
+        double share;
+        uint32_t bi = bottleneck(s, &share);
+        assert(bi != NET_NONE);
+        if (share < 1.0) /* rounding noise only: keep rates positive */
+            share = 1.0;
+        net_link_t *b = &s->links[bi];
+        for (uint32_t j = 0; j < b->n; j++) {
+            net_conn_t *c = &s->conns[b->conns[j]];
+            if (c->frozen)
+                continue;
+            c->frozen = 1;
+            c->newrate = share;
+            todo--;
+            for (uint32_t k = 0; k < c->nlinks; k++) {
+                net_link_t *m = &s->links[c->link[k]];
+                m->left -= share;
+                m->nleft--;
+            }
+        }
+    }
+}
+
+/* Give each connection of the component its new rate; reschedule only
+ * those whose rate changed. */
+static void apply(net_state_t *s, uint64_t now)
+{
+    for (uint32_t i = 0; i < s->ncomp_conns; i++) {
+        uint32_t ci = s->comp_conns[i];
+        net_conn_t *c = &s->conns[ci];
+        double r = c->newrate;
+        if (c->t_done <= now) { /* finishing at this very instant */
+            c->rate = r;
+            continue;
+        }
+        if (r == c->rate)
+            continue;
+        if (c->rate > 0) {
+            c->rem -= c->rate * (double)(now - c->t_upd) * 1e-9;
+            if (c->rem < 0)
+                c->rem = 0;
+        }
+        c->t_upd = now;
+        c->rate = r;
+        net_conn_schedule(s, ci, now + net_tx_ns(c->rem, r));
+    }
+}
+
+void net_share_settle(net_state_t *s)
+{
+    uint64_t now = s->t_dirty;
+    if (++s->epoch == 0) { /* wrapped: old stamps could look current */
+        for (uint32_t i = 0; i < s->nlinks; i++)
+            s->links[i].stamp = 0;
+        for (uint32_t i = 0; i < s->nconns; i++)
+            s->conns[i].stamp = 0;
+        s->epoch = 1;
+    }
+    for (uint32_t i = 0; i < s->ndirty; i++) {
+        uint32_t li = s->dirty[i];
+        s->links[li].dirty = 0;
+        if (s->links[li].stamp == s->epoch || s->links[li].n == 0)
+            continue;
+        collect(s, li);
+        waterfill(s);
+        apply(s, now);
+        s->stats.recomputes++;
+    }
+    s->ndirty = 0;
+}

@@ -1,0 +1,508 @@
+/* tests/sim_net.c - the simulator's network model: path selection, exact
+ * closed forms for lone flows and rings, FIFO connections, max-min
+ * sharing, overrides, topologies, validation and determinism. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/net.h"
+#include "support/testutil.h"
+
+#define MAXEV 4096
+
+typedef struct rec_ev {
+    uintptr_t id;
+    uint64_t t;
+    int delivered;
+} rec_ev_t;
+
+/* What the callbacks saw, and optional ring driving. */
+typedef struct rec {
+    sim_net_t *net;
+    rec_ev_t ev[MAXEV];
+    int nev;
+    uint64_t sent[MAXEV], deliv[MAXEV]; /* by flow id */
+    /* ring: p ranks, 2(p-1) steps of `chunk` bytes */
+    int ring_p, ring_steps;
+    uint64_t ring_chunk;
+    uint64_t ring_end;
+} rec_t;
+
+static void on_done(void *ctx, uint64_t t, int delivered, void *arg)
+{
+    rec_t *r = arg;
+    uintptr_t id = (uintptr_t)ctx;
+    ck_assert_int_lt(r->nev, MAXEV);
+    r->ev[r->nev++] = (rec_ev_t){id, t, delivered};
+    if (id < MAXEV) {
+        if (delivered)
+            r->deliv[id] = t;
+        else
+            r->sent[id] = t;
+    }
+    if (!r->ring_p || !delivered || id < MAXEV)
+        return;
+    /* ring flow ids: MAXEV + step * p + receiving rank */
+    uintptr_t k = id - MAXEV;
+    int step = (int)(k / (uintptr_t)r->ring_p), rank = (int)(k % r->ring_p);
+    if (step + 1 == r->ring_steps) {
+        if (t > r->ring_end)
+            r->ring_end = t;
+        return;
+    }
+    int dst = (rank + 1) % r->ring_p;
+    uintptr_t nid = MAXEV + (uintptr_t)(step + 1) * r->ring_p + dst;
+    ck_assert_int_eq(
+        sim_net_flow_start(r->net, t, rank, dst, 0, r->ring_chunk, (void *)nid),
+        HERD_OK);
+}
+
+static void opts_flat(herd_sim_opts_t *o, int nodes, int gpn)
+{
+    herd_sim_opts_init(o);
+    o->cluster.nodes = nodes;
+    o->cluster.gpus_per_node = gpn;
+    o->cluster.intra.bandwidth = 4e9;
+    o->cluster.intra.latency = 500e-9;
+    o->cluster.inter.bandwidth = 1e9;
+    o->cluster.inter.latency = 2e-6;
+    o->cluster.spine_latency = 1e-6;
+}
+
+static rec_t *rec_new(const herd_sim_opts_t *o)
+{
+    rec_t *r = calloc(1, sizeof(*r));
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(sim_net_create(o, 0, on_done, r, &r->net), HERD_OK);
+    return r;
+}
+
+static void rec_free(rec_t *r)
+{
+    sim_net_destroy(r->net);
+    free(r);
+}
+
+static void flow(rec_t *r, uint64_t now, int src, int dst, int ch,
+                 uint64_t bytes, uintptr_t id)
+{
+    ck_assert_int_eq(
+        sim_net_flow_start(r->net, now, src, dst, ch, bytes, (void *)id),
+        HERD_OK);
+}
+
+static void run(rec_t *r)
+{
+    uint64_t t;
+    while ((t = sim_net_next_time(r->net)) != UINT64_MAX)
+        sim_net_advance(r->net, t);
+}
+
+START_TEST(lone_flow_exact)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 1, 2);
+    rec_t *r = rec_new(&o);
+    ck_assert_uint_eq(sim_net_path_latency(r->net, 0, 1), 500);
+    ck_assert(sim_net_path_bandwidth(r->net, 0, 1) == 4e9);
+    flow(r, 100, 0, 1, 0, 1000000, 1);
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 100 + 250000);
+    ck_assert_uint_eq(r->deliv[1], 100 + 250000 + 500);
+    /* a non-integral transmission time rounds up */
+    flow(r, 400000, 0, 1, 0, 1001, 2);
+    run(r);
+    ck_assert_uint_eq(sim_net_tx_ns(1001, 4e9), 251);
+    ck_assert_uint_eq(r->sent[2], 400000 + 251);
+    /* a zero-byte flow takes the latency only */
+    flow(r, 500000, 1, 0, 0, 0, 3);
+    run(r);
+    ck_assert_uint_eq(r->sent[3], 500000);
+    ck_assert_uint_eq(r->deliv[3], 500500);
+    ck_assert_int_eq(r->nev, 6);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(path_selection)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 2, 2);
+    rec_t *r = rec_new(&o);
+    ck_assert_uint_eq(sim_net_path_latency(r->net, 0, 1), 500);
+    ck_assert_uint_eq(sim_net_path_latency(r->net, 1, 2), 2000);
+    ck_assert(sim_net_path_bandwidth(r->net, 2, 3) == 4e9);
+    ck_assert(sim_net_path_bandwidth(r->net, 3, 0) == 1e9);
+    /* intra and inter traffic of one rank use different ports */
+    flow(r, 0, 0, 1, 0, 1000000, 1);
+    flow(r, 0, 0, 2, 0, 1000000, 2);
+    run(r);
+    ck_assert_uint_eq(r->deliv[1], 250000 + 500);
+    ck_assert_uint_eq(r->deliv[2], 1000000 + 2000);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(nic_contention)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 3, 1);
+    rec_t *r = rec_new(&o);
+    flow(r, 0, 0, 1, 0, 1000000, 1); /* alone */
+    run(r);
+    uint64_t one = r->sent[1];
+    ck_assert_uint_eq(one, 1000000);
+    uint64_t t0 = r->deliv[1];
+    flow(r, t0, 0, 1, 0, 1000000, 2); /* two through one NIC egress */
+    flow(r, t0, 0, 2, 0, 1000000, 3);
+    run(r);
+    ck_assert_uint_eq(r->sent[2] - t0, 2 * one);
+    ck_assert_uint_eq(r->sent[3], r->sent[2]);
+    ck_assert_uint_eq(r->deliv[3], r->sent[3] + 2000);
+    rec_free(r);
+    /* two GPUs behind one NIC per node share it too */
+    o.cluster.nodes = 2;
+    o.cluster.gpus_per_node = 2;
+    o.cluster.nics_per_node = 1;
+    r = rec_new(&o);
+    flow(r, 0, 0, 2, 0, 1000000, 1);
+    flow(r, 0, 1, 3, 0, 1000000, 2);
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 2000000);
+    ck_assert_uint_eq(r->sent[2], 2000000);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(fifo_connection)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 2, 1);
+    rec_t *r = rec_new(&o);
+    flow(r, 0, 0, 1, 0, 1000000, 1);
+    flow(r, 0, 0, 1, 0, 1000000, 2);
+    flow(r, 0, 0, 1, 0, 0, 3); /* zero bytes wait their turn */
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 1000000);
+    ck_assert_uint_eq(r->sent[2], 2000000);
+    ck_assert_uint_eq(r->sent[3], 2000000);
+    ck_assert_uint_eq(r->deliv[1], 1002000);
+    ck_assert_uint_eq(r->deliv[2], 2002000);
+    ck_assert_uint_eq(r->deliv[3], 2002000);
+    /* delivery callbacks come in queue order */
+    ck_assert_uint_eq(r->ev[r->nev - 2].id, 2);
+    ck_assert_uint_eq(r->ev[r->nev - 1].id, 3);
+    /* two channels are two connections: they share and end together */
+    flow(r, 3000000, 0, 1, 0, 1000000, 4);
+    flow(r, 3000000, 0, 1, 1, 1000000, 5);
+    run(r);
+    ck_assert_uint_eq(r->sent[4], 5000000);
+    ck_assert_uint_eq(r->sent[5], 5000000);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(maxmin_unequal)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 5, 1);
+    o.cluster.inter.bandwidth = 3e9;
+    rec_t *r = rec_new(&o);
+    /* B, C, D share rank 2's ingress (1e9 each); A gets the 2e9 B leaves
+     * on rank 0's egress. */
+    flow(r, 0, 0, 1, 0, 1000000, 1); /* A */
+    flow(r, 0, 0, 2, 0, 1000000, 2); /* B */
+    flow(r, 0, 3, 2, 0, 1000000, 3); /* C */
+    flow(r, 0, 4, 2, 0, 1000000, 4); /* D */
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 500000);
+    ck_assert_uint_eq(r->sent[2], 1000000);
+    ck_assert_uint_eq(r->sent[3], 1000000);
+    ck_assert_uint_eq(r->sent[4], 1000000);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(maxmin_rates_change)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 3, 1);
+    rec_t *r = rec_new(&o);
+    /* half rate each until the small one ends at 2 ms; the big one then
+     * sends its remaining 2 MB at full rate */
+    flow(r, 0, 0, 1, 0, 1000000, 1);
+    flow(r, 0, 0, 2, 0, 3000000, 2);
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 2000000);
+    ck_assert_uint_eq(r->sent[2], 4000000);
+    /* a late joiner slows the running flow from then on */
+    flow(r, 5000000, 0, 1, 0, 2000000, 3);
+    ck_assert_uint_eq(sim_net_next_time(r->net), 7000000);
+    sim_net_advance(r->net, 6000000);
+    flow(r, 6000000, 0, 2, 0, 500000, 4);
+    run(r);
+    ck_assert_uint_eq(r->sent[4], 7000000);
+    ck_assert_uint_eq(r->sent[3], 7500000);
+    sim_net_stats_t st;
+    sim_net_stats(r->net, &st);
+    ck_assert_uint_eq(st.flows, 4);
+    ck_assert_uint_eq(st.peak_active, 2);
+    ck_assert_uint_gt(st.recomputes, 0);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(overrides)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 3, 2);
+    herd_rank_override_t ro[] = {
+        {.rank = 2, .nic_factor = 0.5},
+        {.rank = 4, .intra_factor = 0.25},
+    };
+    herd_link_override_t lo[] = {
+        {.a = 1, .b = 0, .bw_factor = 0.5, .extra_latency = 1e-6},
+    };
+    o.ranks = ro;
+    o.nranks_overrides = 2;
+    o.links = lo;
+    o.nlink_overrides = 1;
+    rec_t *r = rec_new(&o);
+    ck_assert(sim_net_path_bandwidth(r->net, 0, 2) == 0.5e9);
+    ck_assert(sim_net_path_bandwidth(r->net, 2, 3) == 4e9);
+    ck_assert(sim_net_path_bandwidth(r->net, 4, 5) == 1e9);
+    ck_assert(sim_net_path_bandwidth(r->net, 0, 1) == 2e9);
+    ck_assert(sim_net_path_bandwidth(r->net, 1, 0) == 2e9);
+    ck_assert_uint_eq(sim_net_path_latency(r->net, 0, 1), 1500);
+    flow(r, 0, 0, 2, 0, 1000000, 1); /* degraded NIC: half bandwidth */
+    flow(r, 0, 4, 5, 0, 1000000, 2);
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 2000000);
+    ck_assert_uint_eq(r->sent[2], 1000000);
+    /* the slow pair is one link: its two channels share it */
+    flow(r, 3000000, 0, 1, 0, 1000000, 3);
+    flow(r, 3000000, 0, 1, 1, 1000000, 4);
+    run(r);
+    ck_assert_uint_eq(r->sent[3], 4000000);
+    ck_assert_uint_eq(r->deliv[4], 4001500);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(fattree_oversub)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 4, 1);
+    o.cluster.topo = HERD_TOPO_FATTREE;
+    o.cluster.nodes_per_leaf = 2;
+    o.cluster.oversub = 2;
+    rec_t *r = rec_new(&o);
+    ck_assert_uint_eq(sim_net_path_latency(r->net, 0, 1), 2000);
+    ck_assert_uint_eq(sim_net_path_latency(r->net, 0, 2), 3000);
+    flow(r, 0, 0, 2, 0, 1000000, 1); /* two flows up one leaf uplink */
+    flow(r, 0, 1, 3, 0, 1000000, 2);
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 2000000);
+    ck_assert_uint_eq(r->sent[2], 2000000);
+    flow(r, 3000000, 0, 1, 0, 1000000, 3); /* within a leaf */
+    flow(r, 3000000, 2, 3, 0, 1000000, 4);
+    run(r);
+    ck_assert_uint_eq(r->sent[3], 4000000);
+    ck_assert_uint_eq(r->sent[4], 4000000);
+    rec_free(r);
+    o.cluster.oversub = 1; /* full bisection: no slowdown */
+    r = rec_new(&o);
+    flow(r, 0, 0, 2, 0, 1000000, 1);
+    flow(r, 0, 1, 3, 0, 1000000, 2);
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 1000000);
+    ck_assert_uint_eq(r->sent[2], 1000000);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(rail_topology)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 3, 2);
+    o.cluster.topo = HERD_TOPO_RAIL;
+    o.cluster.oversub = 2;
+    rec_t *r = rec_new(&o);
+    ck_assert_uint_eq(sim_net_path_latency(r->net, 0, 2), 2000);
+    ck_assert_uint_eq(sim_net_path_latency(r->net, 0, 3), 3000);
+    /* spine uplink of rail 0: 3 nodes * 1e9 / 2 = 1.5e9 for two flows */
+    flow(r, 0, 0, 3, 0, 1500000, 1);
+    flow(r, 0, 2, 5, 0, 1500000, 2);
+    flow(r, 0, 4, 0, 0, 1000000, 3); /* same rail: unaffected */
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 2000000);
+    ck_assert_uint_eq(r->sent[2], 2000000);
+    ck_assert_uint_eq(r->sent[3], 1000000);
+    rec_free(r);
+}
+END_TEST
+
+static uint64_t ring_run(int nodes, int gpn, uint64_t n)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, nodes, gpn);
+    rec_t *r = rec_new(&o);
+    int p = nodes * gpn;
+    r->ring_p = p;
+    r->ring_steps = 2 * (p - 1);
+    r->ring_chunk = n / (uint64_t)p;
+    for (int i = 0; i < p; i++)
+        flow(r, 0, i, (i + 1) % p, 0, r->ring_chunk,
+             MAXEV + (uintptr_t)(i + 1) % p);
+    run(r);
+    uint64_t end = r->ring_end;
+    rec_free(r);
+    return end;
+}
+
+START_TEST(ring_closed_form)
+{
+    /* 2(p-1) alpha + 2(p-1)/p n / beta, to the nanosecond */
+    uint64_t n = 8 * 1000000;
+    ck_assert_uint_eq(ring_run(8, 1, n), 14 * (2000 + 1000000));
+    ck_assert_uint_eq(ring_run(1, 8, n), 14 * (500 + 250000));
+    n = 5 * 1000000;
+    ck_assert_uint_eq(ring_run(5, 1, n), 8 * (2000 + 1000000));
+}
+END_TEST
+
+/* A tangle of flows of many sizes, channels and start times. */
+static void tangle(rec_t *r)
+{
+    uint64_t x = 12345;
+    uint64_t now = 0;
+    for (int i = 0; i < 300; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int src = (int)((x >> 33) % 8), dst = (int)((x >> 40) % 8);
+        if (dst == src)
+            dst = (dst + 1) % 8;
+        if (i % 25 == 0) {
+            now += (x >> 20) % 50000;
+            sim_net_advance(r->net, now);
+        }
+        flow(r, now, src, dst, (int)((x >> 50) % 3), (x >> 13) % 100000,
+             (uintptr_t)i);
+    }
+    run(r);
+}
+
+START_TEST(deterministic)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 4, 2);
+    o.cluster.topo = HERD_TOPO_FATTREE;
+    o.cluster.nodes_per_leaf = 2;
+    o.cluster.oversub = 3;
+    rec_t *a = rec_new(&o), *b = rec_new(&o);
+    tangle(a);
+    tangle(b);
+    ck_assert_int_eq(a->nev, 600);
+    ck_assert_int_eq(a->nev, b->nev);
+    ck_assert_mem_eq(a->ev, b->ev, (size_t)a->nev * sizeof(a->ev[0]));
+    for (int i = 0; i < 300; i++) /* sanity: delivered after sent */
+        ck_assert_uint_ge(a->deliv[i], a->sent[i]);
+    rec_free(a);
+    rec_free(b);
+}
+END_TEST
+
+START_TEST(invalid_input)
+{
+    herd_sim_opts_t o;
+    char err[256];
+    sim_net_t *net = NULL;
+    opts_flat(&o, 2, 2);
+    o.cluster.inter.bandwidth = 0;
+    ck_assert_int_eq(sim_net_check_opts(&o, 0, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(err, "cluster.inter.bandwidth"));
+    ck_assert_int_eq(sim_net_create(&o, 0, on_done, NULL, &net),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_ptr_null(net);
+    opts_flat(&o, 2, 2);
+    o.cluster.intra.latency = -1;
+    ck_assert_int_eq(sim_net_check_opts(&o, 0, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    opts_flat(&o, 2, 2);
+    ck_assert_int_eq(sim_net_check_opts(&o, 5, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(err, "world_size 5"));
+    herd_rank_override_t ro = {.rank = 4, .nic_factor = 2};
+    o.ranks = &ro;
+    o.nranks_overrides = 1;
+    ck_assert_int_eq(sim_net_check_opts(&o, 0, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(err, "ranks[0].rank"));
+    o.nranks_overrides = 0;
+    herd_link_override_t lo = {.a = 1, .b = 1};
+    o.links = &lo;
+    o.nlink_overrides = 1;
+    ck_assert_int_eq(sim_net_check_opts(&o, 0, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    o.nlink_overrides = 0;
+    o.cluster.topo = HERD_TOPO_FATTREE;
+    o.cluster.oversub = 0.5;
+    ck_assert_int_eq(sim_net_check_opts(&o, 0, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(err, "oversub"));
+    /* bad flows */
+    opts_flat(&o, 2, 2);
+    rec_t *r = rec_new(&o);
+    ck_assert_int_eq(sim_net_flow_start(r->net, 0, 0, 4, 0, 1, NULL),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_int_eq(sim_net_flow_start(r->net, 0, -1, 1, 0, 1, NULL),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_int_eq(sim_net_flow_start(r->net, 0, 0, 1, -1, 1, NULL),
+                     HERD_ERR_INVALID_ARG);
+    flow(r, 1000, 0, 1, 0, 1000, 1);
+    /* in the past, or skipping the pending completion at 1250 */
+    ck_assert_int_eq(sim_net_flow_start(r->net, 999, 0, 1, 0, 1, NULL),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_int_eq(sim_net_flow_start(r->net, 1251, 0, 1, 0, 1, NULL),
+                     HERD_ERR_INVALID_ARG);
+    run(r);
+    ck_assert_int_eq(r->nev, 2);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(opts_defaults)
+{
+    herd_sim_opts_t o;
+    herd_sim_opts_init(&o);
+    ck_assert_int_eq(o.cluster.nodes, 1);
+    ck_assert_int_eq(o.cluster.gpus_per_node, 8);
+    ck_assert_int_eq(sim_net_check_opts(&o, 0, NULL, 0), HERD_OK);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("sim_net");
+    TCase *tc = tcase_create("net");
+    tcase_add_test(tc, lone_flow_exact);
+    tcase_add_test(tc, path_selection);
+    tcase_add_test(tc, nic_contention);
+    tcase_add_test(tc, fifo_connection);
+    tcase_add_test(tc, maxmin_unequal);
+    tcase_add_test(tc, maxmin_rates_change);
+    tcase_add_test(tc, overrides);
+    tcase_add_test(tc, fattree_oversub);
+    tcase_add_test(tc, rail_topology);
+    tcase_add_test(tc, ring_closed_form);
+    tcase_add_test(tc, deterministic);
+    tcase_add_test(tc, invalid_input);
+    tcase_add_test(tc, opts_defaults);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(suite());
+}
