@@ -1,0 +1,343 @@
+/* real/store/rdzv.c - rendezvous for the real engines: who am I (rank,
+ * world size, local rank) and which store do we share, from herd_init_t
+ * and the environment torchrun, srun or mpirun leave behind.
+ *
+ * init_method env:// reads MASTER_ADDR/MASTER_PORT; tcp://host:port names
+ * the store; file:///path uses the file store (one host). For env:// and
+ * tcp:// rank 0 hosts the server unless HERD_STORE_EXTERNAL=1 (the
+ * launcher or `herd store` hosts it). HERD_STORE_TOKEN is the shared
+ * token, HERD_STORE_PREFIX the key prefix of this round, and
+ * HERD_STORE_TIMEOUT (seconds) overrides how long to wait for the store. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "real/store/store.h"
+
+/* How long rank 0 keeps its server up for the others to say goodbye. */
+#define RDZV_CLOSE_WAIT_S 30.0
+
+typedef struct rdzv_ep {
+    char host[256];
+    int port;
+    const char *path; /* file:// */
+} rdzv_ep_t;
+
+static herd_status_t rdzv_fail(char *err, size_t errlen, herd_status_t st,
+                               const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static herd_status_t rdzv_fail(char *err, size_t errlen, herd_status_t st,
+                               const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* 1: set and parsed; 0: unset; -1: set but not an integer. */
+static int env_int(const char *name, int *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*end || errno || x < -2147483647L || x > 2147483647L)
+        return -1;
+    *out = (int)x;
+    return 1;
+}
+
+/* Rank and world size from one pair of variables. 1 found, 0 absent,
+ * negative: an error is written. */
+static int env_pair(const char *rname, const char *wname, int *rank, int *world,
+                    char *err, size_t errlen)
+{
+    int r = env_int(rname, rank), w = env_int(wname, world);
+    if (r == 0 && w == 0)
+        return 0;
+    const char *bad = r < 0 ? rname : w < 0 ? wname : NULL;
+    if (bad) {
+        rdzv_fail(err, errlen, 0, "%s='%s' is not an integer", bad,
+                  getenv(bad));
+        return -1;
+    }
+    if (r == 0 || w == 0) {
+        rdzv_fail(err, errlen, 0, "%s is set but %s is not", r ? rname : wname,
+                  r ? wname : rname);
+        return -1;
+    }
+    return 1;
+}
+
+static herd_status_t rdzv_rank(const herd_init_t *init, const char *scheme,
+                               store_rdzv_t *r, char *err, size_t errlen)
+{
+    static const char *const pairs[][2] = {
+        {"RANK", "WORLD_SIZE"},
+        {"SLURM_PROCID", "SLURM_NTASKS"},
+        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+    };
+    int found = 0;
+    if (init->world_size > 0) {
+        r->rank = init->rank;
+        r->world_size = init->world_size;
+        found = 1;
+    }
+    for (size_t i = 0; !found && i < 3; i++) {
+        found = env_pair(pairs[i][0], pairs[i][1], &r->rank, &r->world_size,
+                         err, errlen);
+        if (found < 0)
+            return HERD_ERR_INVALID_ARG;
+    }
+    if (!found)
+        return rdzv_fail(err, errlen, HERD_ERR_INVALID_ARG,
+                         "%s needs RANK and WORLD_SIZE (or SLURM_PROCID/"
+                         "SLURM_NTASKS, or OMPI_COMM_WORLD_RANK/SIZE, or "
+                         "rank and world_size in herd_init_t)",
+                         scheme);
+    if (r->world_size < 1 || r->rank < 0 || r->rank >= r->world_size)
+        return rdzv_fail(err, errlen, HERD_ERR_INVALID_ARG,
+                         "rank %d is out of range for world size %d", r->rank,
+                         r->world_size);
+    return HERD_OK;
+}
+
+/* The leading integer of a Slurm count such as "4(x2)". */
+static int leading_int(const char *name, int *out)
+{
+    const char *v = getenv(name);
+    if (!v || !isdigit((unsigned char)*v))
+        return 0;
+    *out = atoi(v);
+    return *out > 0;
+}
+
+static void rdzv_local(const herd_init_t *init, store_rdzv_t *r)
+{
+    static const char *const lr[] = {"LOCAL_RANK", "SLURM_LOCALID",
+                                     "OMPI_COMM_WORLD_LOCAL_RANK"};
+    int v = 0, have = 0;
+    if (init->local_rank > 0)
+        v = init->local_rank, have = 1;
+    for (size_t i = 0; !have && i < 3; i++)
+        have = env_int(lr[i], &v) == 1 && v >= 0;
+    if (!have)
+        v = (init->local_rank == 0 && init->world_size > 0) ? 0 : r->rank;
+    r->local_rank = v;
+    int lw = 0;
+    if (!(env_int("LOCAL_WORLD_SIZE", &lw) == 1 && lw > 0) &&
+        !leading_int("SLURM_NTASKS_PER_NODE", &lw) &&
+        !leading_int("SLURM_TASKS_PER_NODE", &lw) &&
+        !(env_int("OMPI_COMM_WORLD_LOCAL_SIZE", &lw) == 1 && lw > 0))
+        lw = r->world_size; /* unknown: assume one node */
+    r->local_world_size = lw;
+}
+
+/* The first host of a Slurm node list: "gpu[03-04,07],cpu1" -> "gpu03". */
+static int slurm_first_node(char *out, size_t outlen)
+{
+    const char *v = getenv("SLURM_STEP_NODELIST");
+    if (!v || !*v)
+        v = getenv("SLURM_JOB_NODELIST");
+    if (!v || !*v)
+        v = getenv("SLURM_NODELIST");
+    if (!v || !*v)
+        return 0;
+    size_t n = 0;
+    int in_br = 0, skip = 0;
+    for (const char *p = v; *p && n + 1 < outlen; p++) {
+        if (*p == '[')
+            in_br = 1, skip = 0;
+        else if (*p == ']')
+            in_br = 0;
+        else if (!in_br && *p == ',')
+            break;
+        else if (in_br && (*p == ',' || *p == '-'))
+            skip = 1;
+        else if (!skip || !in_br)
+            out[n++] = *p;
+    }
+    out[n] = '\0';
+    return n > 0;
+}
+
+static herd_status_t parse_port(const char *s, const char *what, int *port,
+                                char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long p = strtol(s, &end, 10);
+    if (!*s || *end || errno || p < 1 || p > 65535)
+        return rdzv_fail(err, errlen, HERD_ERR_INVALID_ARG,
+                         "%s: port '%s' is not in 1..65535", what, s);
+    *port = (int)p;
+    return HERD_OK;
+}
+
+static herd_status_t ep_env(rdzv_ep_t *ep, char *err, size_t errlen)
+{
+    const char *addr = getenv("MASTER_ADDR");
+    if (addr && *addr)
+        snprintf(ep->host, sizeof(ep->host), "%s", addr);
+    else if (!slurm_first_node(ep->host, sizeof(ep->host)))
+        return rdzv_fail(err, errlen, HERD_ERR_INVALID_ARG,
+                         "env:// needs MASTER_ADDR (under Slurm the first "
+                         "node of SLURM_STEP_NODELIST is used)");
+    const char *port = getenv("MASTER_PORT");
+    if (!port || !*port)
+        return rdzv_fail(err, errlen, HERD_ERR_INVALID_ARG,
+                         "env:// needs MASTER_PORT");
+    return parse_port(port, "MASTER_PORT", &ep->port, err, errlen);
+}
+
+/* "tcp://host:port" or "tcp://[v6addr]:port". */
+static herd_status_t ep_tcp(const char *rest, rdzv_ep_t *ep, char *err,
+                            size_t errlen)
+{
+    const char *colon = strrchr(rest, ':');
+    const char *h = rest, *he = colon;
+    if (*rest == '[') {
+        const char *rb = strchr(rest, ']');
+        colon = rb && rb[1] == ':' ? rb + 1 : NULL;
+        h = rest + 1, he = rb;
+    }
+    if (!colon || he == h || (size_t)(he - h) >= sizeof(ep->host))
+        return rdzv_fail(err, errlen, HERD_ERR_INVALID_ARG,
+                         "init_method 'tcp://%s': expected tcp://host:port",
+                         rest);
+    memcpy(ep->host, h, (size_t)(he - h));
+    ep->host[he - h] = '\0';
+    return parse_port(colon + 1, "init_method tcp://", &ep->port, err, errlen);
+}
+
+static herd_status_t rdzv_endpoint(const char *method, rdzv_ep_t *ep, char *err,
+                                   size_t errlen)
+{
+    memset(ep, 0, sizeof(*ep));
+    if (!strcmp(method, "env://"))
+        return ep_env(ep, err, errlen);
+    if (!strncmp(method, "tcp://", 6))
+        return ep_tcp(method + 6, ep, err, errlen);
+    if (!strncmp(method, "file://", 7) && method[7] == '/') {
+        ep->path = method + 7;
+        return HERD_OK;
+    }
+    return rdzv_fail(err, errlen, HERD_ERR_INVALID_ARG,
+                     "init_method '%s': expected env://, tcp://host:port or "
+                     "file:///path",
+                     method);
+}
+
+static int is_loopback(const char *host)
+{
+    return !strncmp(host, "127.", 4) || !strcmp(host, "localhost") ||
+           !strcmp(host, "::1");
+}
+
+static double rdzv_timeout(const herd_init_t *init)
+{
+    const char *v = getenv("HERD_STORE_TIMEOUT");
+    double t = v && *v ? atof(v) : 0;
+    if (t > 0)
+        return t;
+    return init->timeout_s > 0 ? init->timeout_s : HERD_DEFAULT_TIMEOUT_S;
+}
+
+static herd_status_t rdzv_connect(const herd_init_t *init, const rdzv_ep_t *ep,
+                                  store_rdzv_t *r, char *err, size_t errlen)
+{
+    const char *token = getenv("HERD_STORE_TOKEN");
+    const char *ext = getenv("HERD_STORE_EXTERNAL");
+    double tmo = rdzv_timeout(init);
+    herd_status_t st;
+    if (r->rank == 0 && !(ext && !strcmp(ext, "1"))) {
+        /* Bind where the others will look when that is this host's
+         * loopback; otherwise on every interface, as torch does. */
+        st = store_server_start(is_loopback(ep->host) ? ep->host : NULL,
+                                ep->port, token, &r->server);
+        if (st != HERD_OK)
+            return rdzv_fail(err, errlen, st,
+                             "rank 0 cannot host the store on port %d: %s",
+                             ep->port, herd_status_string(st));
+    }
+    st = store_client_connect(ep->host, ep->port, token, tmo, &r->client);
+    if (st != HERD_OK)
+        return rdzv_fail(err, errlen, st,
+                         "rank %d cannot reach the store at %s:%d within "
+                         "%.0f s: %s",
+                         r->rank, ep->host, ep->port, tmo,
+                         herd_status_string(st));
+    store_client_set_timeout(r->client, tmo);
+    return HERD_OK;
+}
+
+herd_status_t store_rdzv_open(const herd_init_t *init, store_rdzv_t *out,
+                              char *err, size_t errlen)
+{
+    if (!init || !out)
+        return HERD_ERR_INVALID_ARG;
+    const char *method =
+        init->init_method && *init->init_method ? init->init_method : "env://";
+    store_rdzv_t r = {0};
+    rdzv_ep_t ep;
+    const char *scheme = !strncmp(method, "tcp", 3)    ? "tcp://"
+                         : !strncmp(method, "file", 4) ? "file://"
+                                                       : "env://";
+    herd_status_t st = rdzv_rank(init, scheme, &r, err, errlen);
+    if (st == HERD_OK)
+        st = rdzv_endpoint(method, &ep, err, errlen);
+    if (st != HERD_OK)
+        return st;
+    rdzv_local(init, &r);
+    if (ep.path) {
+        st = store_client_open_file(ep.path, &r.client);
+        if (st != HERD_OK)
+            return rdzv_fail(err, errlen, st, "file store '%s': %s", ep.path,
+                             herd_status_string(st));
+        store_client_set_timeout(r.client, rdzv_timeout(init));
+    } else if ((st = rdzv_connect(init, &ep, &r, err, errlen)) != HERD_OK) {
+        store_rdzv_close(&r);
+        return st;
+    }
+    const char *prefix = getenv("HERD_STORE_PREFIX");
+    if ((st = store_client_set_prefix(r.client, prefix)) != HERD_OK) {
+        store_rdzv_close(&r);
+        return rdzv_fail(err, errlen, st, "HERD_STORE_PREFIX is too long");
+    }
+    *out = r;
+    return HERD_OK;
+}
+
+/* Rank 0's server must outlive the other ranks' last requests: each rank
+ * leaves a key on its way out and the host waits for them (bounded). */
+void store_rdzv_close(store_rdzv_t *r)
+{
+    if (!r)
+        return;
+    if (r->client && r->world_size > 1) {
+        char key[64];
+        if (!r->server) {
+            snprintf(key, sizeof(key), "herd/rdzv/exit/%d", r->rank);
+            store_set(r->client, key, "1", 1);
+        } else {
+            for (int i = 1; i < r->world_size; i++) {
+                snprintf(key, sizeof(key), "herd/rdzv/exit/%d", i);
+                const char *k = key;
+                if (store_wait(r->client, &k, 1, RDZV_CLOSE_WAIT_S) != HERD_OK)
+                    break;
+            }
+        }
+    }
+    store_client_close(r->client);
+    store_server_stop(r->server);
+    memset(r, 0, sizeof(*r));
+}
