@@ -11,8 +11,9 @@ herd_status_t core_algo_barrier(core_alg_t *a)
     for (int d = 1; d < p; d *= 2) {
         core_alg_step0(a, CORE_STEP_SEND, core_mod(r + d, p), CORE_BUF_NONE, 0,
                        CORE_BUF_NONE, 0, 0, &got, 1);
+        /* chained, so round k's send carries everything heard so far */
         got = core_alg_step0(a, CORE_STEP_RECV, core_mod(r - d, p),
-                             CORE_BUF_NONE, 0, CORE_BUF_NONE, 0, 0, NULL, 0);
+                             CORE_BUF_NONE, 0, CORE_BUF_NONE, 0, 0, &got, 1);
     }
     return a->err;
 }
