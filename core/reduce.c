@@ -18,7 +18,7 @@
  * The loops take no `restrict` because dst may equal a or b; the file is
  * built with -O3 (core/CMakeLists.txt) so GCC vectorises them with a
  * runtime overlap check. */
-#include <math.h>
+#include <string.h>
 
 #include "core/half.h"
 #include "core/reduce.h"
@@ -49,23 +49,39 @@ typedef void (*reduce_kernel_fn)(void *dst, const void *a, const void *b,
     KERNEL(min_##sfx, T, p < q ? p : q)                                        \
     KERNEL(max_##sfx, T, p > q ? p : q)
 
+/* Equal operands: their bits are identical unless they are -0 and +0, so
+ * OR picks -0 (for MIN) and AND picks +0 (for MAX). Bit operations rather
+ * than signbit() so that the float64 loops vectorise on SSE2 too. */
+#define BITOP(name, T, U, OP)                                                  \
+    static inline T name(T p, T q)                                             \
+    {                                                                          \
+        U a, b;                                                                \
+        memcpy(&a, &p, sizeof a);                                              \
+        memcpy(&b, &q, sizeof b);                                              \
+        a = (U)(a OP b);                                                       \
+        memcpy(&p, &a, sizeof p);                                              \
+        return p;                                                              \
+    }
+BITOP(or_f32, float, uint32_t, |)
+BITOP(and_f32, float, uint32_t, &)
+BITOP(or_f64, double, uint64_t, |)
+BITOP(and_f64, double, uint64_t, &)
+
 /* NaN first (torch.minimum), then order, then -0 < +0 for equal values. */
-#define FMIN(p, q)                                                             \
+#define FMIN(p, q, sfx)                                                        \
     ((p) < (q) || (p) != (p)   ? (p)                                           \
      : (q) < (p) || (q) != (q) ? (q)                                           \
-     : signbit(p)              ? (p)                                           \
-                               : (q))
-#define FMAX(p, q)                                                             \
+                               : or_##sfx(p, q))
+#define FMAX(p, q, sfx)                                                        \
     ((p) > (q) || (p) != (p)   ? (p)                                           \
      : (q) > (p) || (q) != (q) ? (q)                                           \
-     : signbit(p)              ? (q)                                           \
-                               : (p))
+                               : and_##sfx(p, q))
 
 #define FLOAT_KERNELS(sfx, T)                                                  \
     KERNEL(sum_##sfx, T, p + q)                                                \
     KERNEL(prod_##sfx, T, (p * q))                                             \
-    KERNEL(min_##sfx, T, FMIN(p, q))                                           \
-    KERNEL(max_##sfx, T, FMAX(p, q))
+    KERNEL(min_##sfx, T, FMIN(p, q, sfx))                                      \
+    KERNEL(max_##sfx, T, FMAX(p, q, sfx))
 
 WRAP_KERNELS(u8, uint8_t)
 WRAP_KERNELS(u32, uint32_t)
