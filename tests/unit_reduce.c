@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/half.h"
 #include "core/reduce.h"
 #include "support/testutil.h"
 
@@ -290,6 +291,36 @@ END_TEST
 START_TEST(test_bf16_all_patterns)
 {
     check_all_patterns(BF16, core_bf16_to_float, core_float_to_bf16);
+}
+END_TEST
+
+/* The block converters (vectorised, possibly an AVX2 clone) agree with the
+ * scalar ones on every pattern and on random floats. */
+START_TEST(test_block_conversions)
+{
+    enum { NP = 0x10000 };
+    uint16_t *h = malloc(NP * sizeof *h), *back = malloc(NP * sizeof *h);
+    float *f = malloc(NP * sizeof *f);
+    ck_assert(h && back && f);
+    for (int bf = 0; bf < 2; bf++) {
+        for (uint32_t i = 0; i < NP; i++)
+            h[i] = (uint16_t)i;
+        (bf ? core_bf16_to_float_n : core_half_to_float_n)(f, h, NP);
+        for (uint32_t i = 0; i < NP; i++) {
+            float s = bf ? core_bf16_to_float(h[i]) : core_half_to_float(h[i]);
+            ck_assert_msg(memcmp(&s, &f[i], sizeof s) == 0, "0x%04x", i);
+        }
+        uint64_t rng = 3;
+        for (uint32_t i = 0; i < NP; i++) {
+            uint32_t bits = (uint32_t)rng_next(&rng);
+            memcpy(&f[i], &bits, sizeof bits);
+        }
+        (bf ? core_float_to_bf16_n : core_float_to_half_n)(back, f, NP);
+        for (uint32_t i = 0; i < NP; i++)
+            ck_assert_uint_eq(back[i], bf ? core_float_to_bf16(f[i])
+                                          : core_float_to_half(f[i]));
+    }
+    free(h), free(back), free(f);
 }
 END_TEST
 
@@ -683,6 +714,7 @@ int main(void)
     TCase *conv = tcase_create("conversions");
     tcase_add_test(conv, test_half_all_patterns);
     tcase_add_test(conv, test_bf16_all_patterns);
+    tcase_add_test(conv, test_block_conversions);
     tcase_add_test(conv, test_half_midpoints);
     tcase_add_test(conv, test_bf16_midpoints);
     tcase_add_test(conv, test_narrow_random_floats);
