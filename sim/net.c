@@ -79,6 +79,7 @@ void sim_net_destroy(sim_net_t *net)
         free(s->tab);
         free(s->flows);
         free(s->heap);
+        net_lanes_free(s);
         free(s->dirty);
         free(s->comp_links);
         free(s->comp_conns);
@@ -89,11 +90,12 @@ void sim_net_destroy(sim_net_t *net)
 
 static inline uint32_t conn_hash(int src, int dst, int chan)
 {
-    uint64_t h = (uint64_t)(uint32_t)src * 0x9E3779B97F4A7C15ull;
-    h ^= (uint64_t)(uint32_t)dst * 0xC2B2AE3D27D4EB4Full;
-    h ^= (uint64_t)(uint32_t)chan * 0x165667B19E3779F9ull;
-    h ^= h >> 29;
-    return (uint32_t)(h ^ (h >> 32));
+    /* splitmix64's finaliser over the packed key */
+    uint64_t h = ((uint64_t)(uint32_t)src << 42) ^
+                 ((uint64_t)(uint32_t)dst << 21) ^ (uint64_t)(uint32_t)chan;
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    return (uint32_t)(h ^ (h >> 31));
 }
 
 static uint32_t *tab_slot(net_state_t *s, int src, int dst, int chan)
@@ -190,7 +192,8 @@ static herd_status_t conn_get(net_state_t *s, int src, int dst, int chan,
                       .tail = NET_NONE,
                       .nlinks = (uint8_t)p.n,
                       .lat = p.lat,
-                      .t_done = NET_NEVER};
+                      .t_done = NET_NEVER,
+                      .lane = net_lane_of(s, p.lat)};
     memcpy(c->link, p.link, sizeof(p.link));
     *slot = ci;
     *out = ci;
@@ -256,17 +259,24 @@ herd_status_t sim_net_flow_start(sim_net_t *net, uint64_t now, int src, int dst,
         return HERD_ERR_INVALID_ARG;
     if (s->ndirty && now > s->t_dirty)
         net_share_settle(s);
-    const net_ev_t *top = net_heap_top(s);
-    if (top && top->t < now) /* the engine skipped net events */
-        return HERD_ERR_INVALID_ARG;
-    uint32_t ci, fi;
+    net_ev_t e;
+    if (net_next_event(s, &e) != NET_EV_NONE && e.t < now)
+        return HERD_ERR_INVALID_ARG; /* the engine skipped net events */
+    uint32_t ci, fi = NET_NONE;
     herd_status_t st = conn_get(s, src, dst, channel, &ci);
     if (st == HERD_OK)
         st = flow_alloc(s, &fi);
     if (st == HERD_OK)
         st = net_heap_reserve(s, s->flows_cap + s->conns_cap);
-    if (st != HERD_OK)
+    if (st == HERD_OK)
+        st = net_lane_reserve(s, s->conns[ci].lane);
+    if (st != HERD_OK) {
+        if (fi != NET_NONE) { /* give the flow back */
+            s->flows[fi].next = s->free_flow;
+            s->free_flow = fi;
+        }
         return st;
+    }
     s->now = now;
     s->flows[fi] = (net_flow_t){.bytes = bytes, .ctx = ctx, .next = NET_NONE};
     net_conn_t *c = &s->conns[ci];
@@ -292,7 +302,7 @@ static void on_sent(net_state_t *s, uint32_t ci, uint64_t t)
     c->head = s->flows[fi].next;
     if (c->head == NET_NONE)
         c->tail = NET_NONE;
-    net_heap_push(s, t + c->lat, fi, NET_EV_DELIVERY);
+    net_lane_push(s, c->lane, t + c->lat, fi);
     start_head(s, ci, t);
     s->cb(s->flows[fi].ctx, t, 0, s->cb_arg);
 }
@@ -306,25 +316,19 @@ static void on_delivered(net_state_t *s, uint32_t fi, uint64_t t)
     s->cb(ctx, t, 1, s->cb_arg);
 }
 
-static uint64_t top_time(net_state_t *s)
-{
-    const net_ev_t *e = net_heap_top(s);
-    return e ? e->t : NET_NEVER;
-}
-
 void sim_net_advance(sim_net_t *net, uint64_t t)
 {
     net_state_t *s = net->st;
     for (;;) {
-        uint64_t next = top_time(s);
-        if (s->ndirty && next > s->t_dirty) {
+        net_ev_t e;
+        int src = net_next_event(s, &e);
+        if (s->ndirty && (src == NET_EV_NONE || e.t > s->t_dirty)) {
             net_share_settle(s);
             continue;
         }
-        if (next > t || next == NET_NEVER)
+        if (src == NET_EV_NONE || e.t > t)
             break;
-        net_ev_t e = s->heap[0];
-        net_heap_pop(s);
+        net_next_pop(s, src);
         s->now = e.t;
         if (e.ver == NET_EV_DELIVERY)
             on_delivered(s, e.id, e.t);
@@ -338,7 +342,8 @@ uint64_t sim_net_next_time(const sim_net_t *net)
     net_state_t *s = net->st;
     if (s->ndirty)
         net_share_settle(s);
-    return top_time(s);
+    net_ev_t e;
+    return net_next_event(s, &e) == NET_EV_NONE ? NET_NEVER : e.t;
 }
 
 uint64_t sim_net_path_latency(const sim_net_t *net, int src, int dst)

@@ -51,7 +51,7 @@ typedef struct net_conn {
     uint32_t head, tail; /* flow queue */
     uint32_t ver;        /* bumps invalidate its pending heap entry */
     uint32_t stamp;
-    uint8_t nlinks, in_links, frozen;
+    uint8_t nlinks, in_links, frozen, lane;
     uint32_t link[NET_MAX_PATH];
     uint32_t pos[NET_MAX_PATH]; /* index in link->conns */
     uint64_t lat;
@@ -74,6 +74,26 @@ typedef struct net_ev {
     uint32_t id;  /* connection, or flow for a delivery */
     uint32_t ver; /* connection version, or NET_EV_DELIVERY */
 } net_ev_t;
+
+/* Deliveries of connections with the same latency happen in the order
+ * their sends ended, so each distinct latency gets a FIFO lane instead of
+ * heap entries. Latencies beyond NET_LANES (many slowed pairs) use the
+ * heap. */
+#define NET_LANES 8
+#define NET_LANE_HEAP 0xff
+
+typedef struct net_dev {
+    uint64_t t;
+    uint64_t seq;
+    uint32_t flow;
+} net_dev_t;
+
+typedef struct net_lane {
+    uint64_t lat;
+    net_dev_t *q; /* ring buffer */
+    uint32_t cap, head, n;
+    uint32_t users; /* live flows on this lane's connections */
+} net_lane_t;
 
 /* A merged per-pair override (a < b), looked up when a connection is
  * made. */
@@ -104,6 +124,9 @@ typedef struct net_state {
 
     net_flow_t *flows;
     uint32_t flows_cap, free_flow, live_flows;
+
+    net_lane_t lanes[NET_LANES];
+    uint32_t nlanes;
 
     net_ev_t *heap;
     uint32_t nheap, heap_cap;
@@ -146,6 +169,20 @@ void net_heap_pop(net_state_t *s);
 /* Make room for `live` entries plus slack (called where allocation may
  * fail). */
 herd_status_t net_heap_reserve(net_state_t *s, uint32_t live);
+
+/* net_lane.c */
+#define NET_EV_NONE (-2)
+#define NET_EV_HEAP (-1)
+/* The lane of a latency (NET_LANE_HEAP when all lanes are taken). */
+uint8_t net_lane_of(net_state_t *s, uint64_t lat);
+/* Count one more live flow on the lane, making room for its delivery. */
+herd_status_t net_lane_reserve(net_state_t *s, uint8_t lane);
+void net_lane_push(net_state_t *s, uint8_t lane, uint64_t t, uint32_t flow);
+/* The earliest event of the heap and the lanes: returns NET_EV_NONE,
+ * NET_EV_HEAP or a lane index, for net_next_pop. */
+int net_next_event(net_state_t *s, net_ev_t *out);
+void net_next_pop(net_state_t *s, int src);
+void net_lanes_free(net_state_t *s);
 
 /* net_share.c */
 void net_share_join(net_state_t *s, uint32_t c);
