@@ -1,0 +1,246 @@
+/* trace/ddp_collect.c - gather a DDP run's timeline records per rank and
+ * iteration, and turn them into step predictions (see ddp_report.h for the
+ * definitions). Records arrive from the engine's timeline callback; the
+ * labels and marks the DDP program sets say what each record is. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/ddp_report.h"
+
+herd_status_t ddp_collect_create(const ddp_job_t *job, ddp_collect_t **out)
+{
+    ddp_collect_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return HERD_ERR_NO_MEMORY;
+    size_t w = (size_t)job->world, it = DDP_REC_MAX_ITERS;
+    c->job = job;
+    c->world = job->world;
+    c->nb = job->initial.n > job->rebuilt.n ? job->initial.n : job->rebuilt.n;
+    c->steps = calloc(w * it, sizeof(ddp_rstep_t));
+    c->bt = calloc(w * it * c->nb, sizeof(ddp_btime_t));
+    c->iter = malloc(w * sizeof(long));
+    c->last = calloc(w, sizeof(uint64_t));
+    c->stuck = calloc(w, sizeof(ddp_stuck_t));
+    if (!c->steps || !c->bt || !c->iter || !c->last || !c->stuck) {
+        ddp_collect_destroy(c);
+        return HERD_ERR_NO_MEMORY;
+    }
+    for (size_t r = 0; r < w; r++)
+        c->iter[r] = -1;
+    *out = c;
+    return HERD_OK;
+}
+
+void ddp_collect_destroy(ddp_collect_t *c)
+{
+    if (!c)
+        return;
+    free(c->steps);
+    free(c->bt);
+    free(c->iter);
+    free(c->last);
+    free(c->stuck);
+    free(c);
+}
+
+static ddp_rstep_t *rstep(const ddp_collect_t *c, int r, long it)
+{
+    return &c->steps[(size_t)r * DDP_REC_MAX_ITERS + (size_t)it];
+}
+
+static ddp_btime_t *btime(const ddp_collect_t *c, int r, long it, size_t k)
+{
+    return &c->bt[((size_t)r * DDP_REC_MAX_ITERS + (size_t)it) * c->nb + k];
+}
+
+/* "bucket 12" / "ready b12" -> 12; -1 otherwise. */
+static long label_index(const char *label, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (!label || strncmp(label, prefix, n))
+        return -1;
+    char *end;
+    long k = strtol(label + n, &end, 10);
+    return end != label + n && !*end ? k : -1;
+}
+
+static void on_mark(ddp_collect_t *c, const herd_tl_rec_t *rec, long it)
+{
+    int r = rec->rank;
+    if (rec->label && !strcmp(rec->label, "step")) {
+        if (it >= 0 && it < DDP_REC_MAX_ITERS)
+            rstep(c, r, it)->end = rec->start_ns;
+        it = ++c->iter[r];
+        if (it < DDP_REC_MAX_ITERS)
+            rstep(c, r, it)->start = rec->start_ns;
+        return;
+    }
+    if (it < 0 || it >= DDP_REC_MAX_ITERS)
+        return;
+    long k = label_index(rec->label, "ready b");
+    if (k >= 0 && (size_t)k < c->nb)
+        btime(c, r, it, (size_t)k)->ready = rec->start_ns;
+    else if (rec->label && !strcmp(rec->label, "finalize"))
+        rstep(c, r, it)->fin_end = rec->start_ns;
+}
+
+static void on_stuck(ddp_collect_t *c, const herd_tl_rec_t *rec, long it)
+{
+    ddp_stuck_t *s = &c->stuck[rec->rank];
+    if (s->valid)
+        return; /* the first failed op is the one the rank blocked in */
+    s->valid = 1;
+    s->coll = rec->coll;
+    s->seq = rec->seq;
+    s->count = rec->count;
+    s->dtype = rec->dtype;
+    s->status = rec->status;
+    s->iter = it;
+    snprintf(s->label, sizeof(s->label), "%s", rec->label ? rec->label : "");
+}
+
+void ddp_collect_cb(const herd_tl_rec_t *rec, void *arg)
+{
+    ddp_collect_t *c = arg;
+    if (c->next_cb)
+        c->next_cb(rec, c->next_arg);
+    if (rec->rank < 0 || rec->rank >= c->world)
+        return;
+    int r = rec->rank;
+    long it = c->iter[r];
+    if (rec->end_ns > c->last[r])
+        c->last[r] = rec->end_ns;
+    if (rec->kind == HERD_TL_MARK) {
+        on_mark(c, rec, it);
+        return;
+    }
+    if (rec->kind == HERD_TL_COLL && rec->status != HERD_OK)
+        on_stuck(c, rec, it);
+    if (it < 0 || it >= DDP_REC_MAX_ITERS)
+        return;
+    if (rec->kind == HERD_TL_COMPUTE && rec->label &&
+        !strcmp(rec->label, "backward"))
+        rstep(c, r, it)->bwd_end = rec->end_ns;
+    else if (rec->kind == HERD_TL_COMPUTE && rec->label &&
+             !strcmp(rec->label, "forward"))
+        rstep(c, r, it)->fwd_end = rec->end_ns;
+    long k = label_index(rec->label, "bucket ");
+    if (rec->kind == HERD_TL_COLL && k >= 0 && (size_t)k < c->nb &&
+        rec->status == HERD_OK) {
+        btime(c, r, it, (size_t)k)->launch = rec->start_ns;
+        btime(c, r, it, (size_t)k)->end = rec->end_ns;
+    }
+}
+
+/* Time covered by the union of bucket all_reduce intervals. */
+static uint64_t comm_busy(const ddp_collect_t *c, int r, long it, size_t nb)
+{
+    uint64_t busy = 0, cur_s = 0, cur_e = 0;
+    for (size_t k = 0; k < nb; k++) {
+        const ddp_btime_t *b = btime(c, r, it, k);
+        if (!b->end)
+            continue;
+        if (b->launch > cur_e) {
+            busy += cur_e - cur_s;
+            cur_s = b->launch;
+            cur_e = b->end;
+        } else if (b->end > cur_e) {
+            cur_e = b->end;
+        }
+    }
+    return busy + (cur_e - cur_s);
+}
+
+static uint64_t step_end(const ddp_collect_t *c, int r, long it)
+{
+    const ddp_rstep_t *s = rstep(c, r, it);
+    if (s->end)
+        return s->end;
+    return c->iter[r] == it ? c->last[r] : 0;
+}
+
+void ddp_collect_step(const ddp_collect_t *c, long it, ddp_step_pred_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->iter = it;
+    o->critical_rank = -1;
+    o->sync = ddp_job_is_sync(c->job, it);
+    o->nbuckets = ddp_job_layout(c->job, it)->n;
+    if (it < 0 || it >= DDP_REC_MAX_ITERS)
+        return;
+    uint64_t worst_compute = 0;
+    double sum = 0;
+    int n = 0;
+    o->complete = 1;
+    for (int r = 0; r < c->world; r++) {
+        const ddp_rstep_t *s = rstep(c, r, it);
+        uint64_t end = step_end(c, r, it);
+        if (!s->start || !end || (o->sync && !s->fin_end)) {
+            o->complete = 0;
+            continue;
+        }
+        double d = (double)(end - s->start) * 1e-9;
+        sum += d;
+        n++;
+        o->max_step_s = d > o->max_step_s ? d : o->max_step_s;
+        uint64_t comp = s->bwd_end > s->start ? s->bwd_end - s->start : 0;
+        if (o->critical_rank < 0 || comp > worst_compute) {
+            worst_compute = comp;
+            o->critical_rank = r;
+        }
+    }
+    o->step_s = n ? sum / n : 0;
+    if (o->critical_rank < 0 || !o->sync)
+        return;
+    const ddp_rstep_t *s = rstep(c, o->critical_rank, it);
+    if (s->fin_end > s->bwd_end)
+        o->exposed_s = (double)(s->fin_end - s->bwd_end) * 1e-9;
+    o->comm_s = (double)comm_busy(c, o->critical_rank, it, o->nbuckets) * 1e-9;
+    o->overlap = o->comm_s > 0 ? 1.0 - o->exposed_s / o->comm_s : 0;
+    o->overlap = o->overlap < 0 ? 0 : o->overlap > 1 ? 1 : o->overlap;
+}
+
+static long recorded_iters(const ddp_collect_t *c)
+{
+    long most = 0;
+    for (int r = 0; r < c->world; r++)
+        if (c->iter[r] + 1 > most)
+            most = c->iter[r] + 1;
+    return most < DDP_REC_MAX_ITERS ? most : DDP_REC_MAX_ITERS;
+}
+
+void ddp_collect_summary(const ddp_collect_t *c, ddp_summary_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->iters = recorded_iters(c);
+    o->critical_rank = -1;
+    const ddp_job_t *j = c->job;
+    o->first_steady =
+        j->rebuilds ? (long)j->rebuild_after * j->cfg.grad_accum : 0;
+    if (o->first_steady >= o->iters)
+        o->first_steady = 0; /* too few iterations: use them all */
+    int *votes = calloc((size_t)(c->world > 0 ? c->world : 1), sizeof(int));
+    for (long it = o->first_steady; it < o->iters; it++) {
+        ddp_step_pred_t p;
+        ddp_collect_step(c, it, &p);
+        if (!p.complete || !p.sync)
+            continue;
+        o->step_s += p.step_s;
+        o->exposed_s += p.exposed_s;
+        o->comm_s += p.comm_s;
+        o->nsteady++;
+        if (votes && p.critical_rank >= 0 &&
+            ++votes[p.critical_rank] >
+                (o->critical_rank >= 0 ? votes[o->critical_rank] : 0))
+            o->critical_rank = p.critical_rank;
+    }
+    free(votes);
+    if (o->nsteady) {
+        o->step_s /= (double)o->nsteady;
+        o->exposed_s /= (double)o->nsteady;
+        o->comm_s /= (double)o->nsteady;
+        o->overlap = o->comm_s > 0 ? 1.0 - o->exposed_s / o->comm_s : 0;
+        o->overlap = o->overlap < 0 ? 0 : o->overlap;
+    }
+}

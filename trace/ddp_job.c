@@ -1,0 +1,134 @@
+/* trace/ddp_job.c - build a DDP job: load and scale the model, compute the
+ * construction and rebuilt bucket layouts, and how many iterations each
+ * rank runs (from `steps`, or from the data: DistributedSampler, unpadded
+ * shards or explicit shard sizes). */
+#include "trace/ddp_job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/sampler.h"
+
+static long iters_for_rank(const ddp_cfg_t *c, int world, int rank)
+{
+    if (c->dataset_size == 0 && c->shard_sizes.n == 0)
+        return c->steps;
+    uint64_t samples;
+    if (c->shard_sizes.n)
+        samples = (uint64_t)c->shard_sizes.v[rank];
+    else if (c->shards)
+        samples = ddp_shard_samples(c->dataset_size, world, rank);
+    else {
+        ddp_sampler_t s = {.dataset_size = c->dataset_size,
+                           .replicas = world,
+                           .drop_last = c->drop_last};
+        samples = ddp_sampler_num_samples(&s);
+    }
+    return (long)ddp_loader_batches(samples, c->batch_size,
+                                    c->loader_drop_last) *
+           c->epochs;
+}
+
+static herd_status_t make_layouts(ddp_job_t *j)
+{
+    const ddp_cfg_t *c = &j->cfg;
+    const herd_dtype_t *gdt = c->have_grad_dtype ? &c->grad_dtype : NULL;
+    uint64_t cap = ddp_cap_bytes(c->bucket_cap_mb);
+    herd_status_t st =
+        ddp_bucket_for_phase(&j->model, DDP_PHASE_INITIAL, cap, c->find_unused,
+                             c->static_graph, NULL, gdt, &j->initial);
+    j->rebuilds = ddp_rebuilds(c->find_unused, c->static_graph);
+    j->rebuild_after = c->static_graph ? 2 : 1;
+    if (st == HERD_OK)
+        st = ddp_bucket_for_phase(
+            &j->model, j->rebuilds ? DDP_PHASE_REBUILT : DDP_PHASE_INITIAL, cap,
+            c->find_unused, c->static_graph, j->ready, gdt, &j->rebuilt);
+    if (st != HERD_OK)
+        return st;
+    const ddp_buckets_t *ls[2] = {&j->initial, &j->rebuilt};
+    for (int l = 0; l < 2; l++)
+        for (size_t k = 0; k < ls[l]->n; k++)
+            if (ls[l]->b[k].bytes > j->max_bucket_bytes)
+                j->max_bucket_bytes = ls[l]->b[k].bytes;
+    size_t nb = j->initial.n > j->rebuilt.n ? j->initial.n : j->rebuilt.n;
+    j->max_slots = nb + 4; /* + unused map, eval, barrier, broadcasts */
+    return HERD_OK;
+}
+
+static herd_status_t load_model(ddp_job_t *j, const char *dir, char *err,
+                                size_t errlen)
+{
+    char path[2048];
+    ddp_model_resolve(j->cfg.model, dir, path, sizeof(path));
+    herd_status_t st = ddp_model_load(path, &j->model, err, errlen);
+    if (st != HERD_OK)
+        return st;
+    ddp_model_scale_compute(&j->model, j->cfg.compute_scale);
+    j->ready = malloc(j->model.nparams * sizeof(size_t));
+    if (!j->ready)
+        return HERD_ERR_NO_MEMORY;
+    ddp_model_ready_order(&j->model, j->ready);
+    return ddp_cfg_check(&j->cfg, j->world, j->model.nparams, err, errlen);
+}
+
+herd_status_t ddp_job_create(const ddp_cfg_t *cfg, const char *model_dir,
+                             int world, ddp_job_t **out, char *err,
+                             size_t errlen)
+{
+    if (!cfg || world <= 0 || !out)
+        return HERD_ERR_INVALID_ARG;
+    ddp_job_t *j = calloc(1, sizeof(*j));
+    if (!j)
+        return HERD_ERR_NO_MEMORY;
+    j->cfg = *cfg;
+    j->world = world;
+    herd_status_t st = load_model(j, model_dir, err, errlen);
+    if (st == HERD_OK)
+        st = make_layouts(j);
+    if (st == HERD_OK && !(j->rank_iters = calloc((size_t)world, sizeof(long))))
+        st = HERD_ERR_NO_MEMORY;
+    for (int r = 0; st == HERD_OK && r < world; r++)
+        j->rank_iters[r] = iters_for_rank(cfg, world, r);
+    if (st != HERD_OK) {
+        if (st == HERD_ERR_NO_MEMORY)
+            snprintf(err, errlen, "out of memory");
+        ddp_job_destroy(j);
+        return st;
+    }
+    *out = j;
+    return HERD_OK;
+}
+
+void ddp_job_destroy(ddp_job_t *j)
+{
+    if (!j)
+        return;
+    ddp_buckets_fini(&j->initial);
+    ddp_buckets_fini(&j->rebuilt);
+    ddp_model_fini(&j->model);
+    free(j->rank_iters);
+    free(j->ready);
+    free(j);
+}
+
+int ddp_job_is_sync(const ddp_job_t *job, long iter)
+{
+    return (iter + 1) % job->cfg.grad_accum == 0;
+}
+
+const ddp_buckets_t *ddp_job_layout(const ddp_job_t *job, long iter)
+{
+    if (!job->rebuilds)
+        return &job->initial;
+    /* the rebuild comes at the forward after `rebuild_after` syncs */
+    long syncs = iter / job->cfg.grad_accum;
+    return syncs >= job->rebuild_after ? &job->rebuilt : &job->initial;
+}
+
+uint64_t ddp_job_wire_bytes(const ddp_job_t *job, const ddp_bucket_t *b)
+{
+    if (job->cfg.hook != DDP_HOOK_NONE && herd_dtype_size(b->dtype) > 2)
+        return b->bytes / herd_dtype_size(b->dtype) * 2;
+    return b->bytes;
+}

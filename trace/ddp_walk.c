@@ -1,0 +1,285 @@
+/* trace/ddp_walk.c - one rank's training loop as PyTorch DDP runs it.
+ *
+ * Per iteration: the forward (with the bucket rebuild's broadcasts and the
+ * buffer broadcast where DDP does them, and the "Expected to have finished
+ * reduction" check), the backward as compute chunks between the moments a
+ * bucket fills up, bucket all_reduces launched strictly in bucket-index
+ * order, the used-parameter map with find_unused_parameters, finalize
+ * waiting on every bucket, the optimizer, then rank 0's evaluation and
+ * checkpoint. See docs/ddp.md for the rules and their sources. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/ddp_job.h"
+
+#define BUFFER_CHUNK_BYTES (250ull << 20) /* DDP's broadcast_bucket_size */
+
+typedef struct walk {
+    const ddp_job_t *job;
+    int rank;
+    const ddp_emit_ops_t *ops;
+    void *ctx;
+    long syncs;         /* synchronising backwards done */
+    int fwd_param_sync; /* the last backward synchronised */
+    int pending_error;  /* buckets of the last sync backward not launched */
+    char *msg;
+    size_t *left;        /* per bucket: gradients not yet ready */
+    size_t next;         /* next bucket to launch */
+    unsigned char *used; /* per parameter, this iteration */
+    double acc;          /* backward compute not yet emitted */
+} walk_t;
+
+static size_t slot_map(const walk_t *w)
+{
+    return w->job->max_slots - 4;
+}
+static size_t slot_misc(const walk_t *w)
+{
+    return w->job->max_slots - 3;
+}
+
+static double copy_s(const walk_t *w, uint64_t bytes)
+{
+    double bw = w->job->model.copy_bw;
+    return bw > 0 ? (double)bytes / bw : 0;
+}
+
+static herd_status_t flush(walk_t *w)
+{
+    herd_status_t st = HERD_OK;
+    if (w->acc > 0)
+        st = w->ops->compute(w->ctx, w->acc, "backward");
+    w->acc = 0;
+    return st;
+}
+
+static herd_status_t launch(walk_t *w, const ddp_buckets_t *bs, size_t k)
+{
+    const ddp_bucket_t *b = &bs->b[k];
+    char label[48];
+    herd_dtype_t dt = b->dtype;
+    herd_status_t st = HERD_OK;
+    if (w->job->cfg.hook != DDP_HOOK_NONE && herd_dtype_size(dt) > 2) {
+        dt = w->job->cfg.hook == DDP_HOOK_FP16 ? HERD_FLOAT16 : HERD_BFLOAT16;
+        st = w->ops->compute(w->ctx, copy_s(w, b->bytes), "compress");
+    }
+    uint64_t count = ddp_job_wire_bytes(w->job, b) / herd_dtype_size(dt);
+    snprintf(label, sizeof(label), "bucket %zu", k);
+    if (st == HERD_OK)
+        st = w->ops->all_reduce(w->ctx, count, dt, k, label);
+    return st;
+}
+
+/* Bucket k just filled: mark it and launch every bucket now in order. */
+static herd_status_t bucket_ready(walk_t *w, const ddp_buckets_t *bs, size_t k)
+{
+    char label[48];
+    snprintf(label, sizeof(label), "ready b%zu", k);
+    herd_status_t st = flush(w);
+    if (st == HERD_OK)
+        st = w->ops->mark(w->ctx, label);
+    while (st == HERD_OK && w->next < bs->n && w->left[w->next] == 0)
+        st = launch(w, bs, w->next++);
+    return st;
+}
+
+static int param_used(const walk_t *w, size_t p, long iter)
+{
+    const ddp_cfg_t *c = &w->job->cfg;
+    return !(ddp_list_has(&c->unused_params, (long)p, 0) &&
+             ddp_list_has(&c->unused_ranks, w->rank, 1) &&
+             ddp_list_has(&c->unused_steps, iter, 1));
+}
+
+static herd_status_t start_backward(walk_t *w, const ddp_buckets_t *bs,
+                                    long iter, int sync)
+{
+    const ddp_cfg_t *c = &w->job->cfg;
+    int mark_unused = sync && (c->find_unused || c->static_graph);
+    herd_status_t st = HERD_OK;
+    for (size_t k = 0; k < bs->n; k++)
+        w->left[k] = bs->b[k].nparams;
+    w->next = 0;
+    w->acc = 0;
+    for (size_t p = 0; p < w->job->model.nparams; p++) {
+        w->used[p] = (unsigned char)param_used(w, p, iter);
+        /* the reducer marks unused parameters ready as backward starts */
+        if (!w->used[p] && mark_unused && --w->left[bs->bucket_of[p]] == 0)
+            st = bucket_ready(w, bs, bs->bucket_of[p]);
+    }
+    return st;
+}
+
+static herd_status_t backward(walk_t *w, const ddp_buckets_t *bs, long iter,
+                              int sync)
+{
+    const ddp_model_t *m = &w->job->model;
+    herd_status_t st = start_backward(w, bs, iter, sync);
+    int copy_in = sync && !w->job->cfg.grad_as_bucket_view;
+    for (size_t i = 0; st == HERD_OK && i < m->nparams; i++) {
+        size_t p = w->job->ready[i];
+        if (!w->used[p])
+            continue;
+        w->acc += m->params[p].bwd_s;
+        if (copy_in)
+            w->acc += copy_s(w, m->params[p].bytes);
+        if (sync && --w->left[bs->bucket_of[p]] == 0)
+            st = bucket_ready(w, bs, bs->bucket_of[p]);
+    }
+    return st == HERD_OK ? flush(w) : st;
+}
+
+static void describe_unused(walk_t *w, const ddp_buckets_t *bs)
+{
+    size_t n = (size_t)snprintf(
+        w->msg, DDP_ERR_MSG_MAX,
+        "RuntimeError: Expected to have finished reduction in the prior "
+        "iteration before starting a new one. This error indicates that "
+        "your module has parameters that were not used in producing loss "
+        "(find_unused_parameters=True would handle them). Parameter "
+        "indices which did not receive grad for rank %d:",
+        w->rank);
+    for (size_t p = 0; p < w->job->model.nparams && n < DDP_ERR_MSG_MAX; p++)
+        if (!w->used[p])
+            n += (size_t)snprintf(w->msg + n, DDP_ERR_MSG_MAX - n, " %zu", p);
+    if (n < DDP_ERR_MSG_MAX)
+        snprintf(w->msg + n, DDP_ERR_MSG_MAX - n,
+                 " (buckets %zu..%zu never launched)", w->next, bs->n - 1);
+}
+
+/* After a synchronising backward: the used map, then finalize. */
+static herd_status_t finalize(walk_t *w, const ddp_buckets_t *bs)
+{
+    const ddp_cfg_t *c = &w->job->cfg;
+    herd_status_t st = HERD_OK;
+    if (w->next < bs->n) {
+        /* some bucket never filled: no finalize; the next forward raises */
+        w->pending_error = 1;
+        describe_unused(w, bs);
+        return HERD_OK;
+    }
+    int map = c->find_unused && !(c->static_graph && w->syncs > 0);
+    if (map)
+        st = w->ops->all_reduce(w->ctx, w->job->model.nparams, HERD_INT32,
+                                slot_map(w), "unused_map");
+    for (size_t k = 0; st == HERD_OK && k < bs->n; k++)
+        st = w->ops->wait(w->ctx, k);
+    if (st == HERD_OK && map)
+        st = w->ops->wait(w->ctx, slot_map(w));
+    if (st == HERD_OK && !c->grad_as_bucket_view && w->job->model.copy_bw > 0)
+        st = w->ops->compute(w->ctx, copy_s(w, w->job->model.total_bytes),
+                             "copy_out");
+    if (st == HERD_OK)
+        st = w->ops->mark(w->ctx, "finalize");
+    return st;
+}
+
+static herd_status_t bcast(walk_t *w, uint64_t count, herd_dtype_t dt,
+                           const char *label)
+{
+    herd_status_t st =
+        w->ops->broadcast(w->ctx, count, dt, 0, slot_misc(w), label);
+    return st == HERD_OK ? w->ops->wait(w->ctx, slot_misc(w)) : st;
+}
+
+static herd_status_t forward(walk_t *w, long iter)
+{
+    const ddp_job_t *j = w->job;
+    herd_status_t st = HERD_OK;
+    long before = (iter / j->cfg.grad_accum) * j->cfg.grad_accum;
+    /* Reducer::rebuild_buckets at the first forward after enough syncs:
+     * rank 0's layout goes to everyone in two int32 broadcasts. */
+    if (j->rebuilds && iter > 0 && w->syncs == j->rebuild_after &&
+        before == iter) {
+        st = bcast(w, j->model.nparams + 1, HERD_INT32, "rebuild_buckets");
+        if (st == HERD_OK)
+            st = bcast(w, j->rebuilt.n, HERD_INT32, "rebuild_buckets");
+    }
+    if (j->cfg.broadcast_buffers && w->fwd_param_sync) {
+        for (uint64_t off = 0; st == HERD_OK && off < j->model.buffer_bytes;
+             off += BUFFER_CHUNK_BYTES) {
+            uint64_t n = j->model.buffer_bytes - off;
+            st = bcast(w, n < BUFFER_CHUNK_BYTES ? n : BUFFER_CHUNK_BYTES,
+                       HERD_UINT8, "buffers");
+        }
+    }
+    return st == HERD_OK ? w->ops->compute(w->ctx, j->model.fwd_s, "forward")
+                         : st;
+}
+
+static herd_status_t rank0_extras(walk_t *w, long iter)
+{
+    const ddp_cfg_t *c = &w->job->cfg;
+    herd_status_t st = HERD_OK;
+    if (c->eval_every > 0 && (iter + 1) % c->eval_every == 0 && w->rank == 0) {
+        st = w->ops->compute(w->ctx, c->eval_s, "eval");
+        if (st == HERD_OK && c->eval_collective)
+            st = w->ops->all_reduce(w->ctx, 1, HERD_FLOAT32, slot_misc(w),
+                                    "eval metric");
+        if (st == HERD_OK && c->eval_collective)
+            st = w->ops->wait(w->ctx, slot_misc(w));
+    }
+    if (st != HERD_OK || c->ckpt_every <= 0 || (iter + 1) % c->ckpt_every)
+        return st;
+    if (w->rank == 0)
+        st = w->ops->compute(w->ctx, c->ckpt_s, "checkpoint");
+    int barrier = c->ckpt_barrier == DDP_CKPT_BARRIER ||
+                  (c->ckpt_barrier == DDP_CKPT_RANK0_BARRIER && w->rank == 0);
+    if (st == HERD_OK && barrier)
+        st = w->ops->barrier(w->ctx, slot_misc(w), "checkpoint barrier");
+    if (st == HERD_OK && barrier)
+        st = w->ops->wait(w->ctx, slot_misc(w));
+    return st;
+}
+
+static herd_status_t iteration(walk_t *w, long iter, int *raised)
+{
+    const ddp_job_t *j = w->job;
+    herd_status_t st = w->ops->mark(w->ctx, "step");
+    if (st == HERD_OK && w->pending_error) {
+        *raised =
+            1; /* prepare_for_forward: the prior reduction is unfinished */
+        return HERD_OK;
+    }
+    if (st == HERD_OK)
+        st = forward(w, iter);
+    int sync = ddp_job_is_sync(j, iter);
+    const ddp_buckets_t *bs = ddp_job_layout(j, iter);
+    if (st == HERD_OK)
+        st = backward(w, bs, iter, sync);
+    if (st == HERD_OK && sync)
+        st = finalize(w, bs);
+    if (st == HERD_OK && sync)
+        st = w->ops->compute(w->ctx, j->model.opt_s, "optimizer");
+    w->syncs += sync;
+    w->fwd_param_sync = sync;
+    return st == HERD_OK ? rank0_extras(w, iter) : st;
+}
+
+herd_status_t ddp_job_walk(const ddp_job_t *job, int rank,
+                           const ddp_emit_ops_t *ops, void *ctx, int *raised,
+                           char *msg)
+{
+    walk_t w = {.job = job,
+                .rank = rank,
+                .ops = ops,
+                .ctx = ctx,
+                .fwd_param_sync = 1,
+                .msg = msg};
+    size_t nb =
+        job->initial.n > job->rebuilt.n ? job->initial.n : job->rebuilt.n;
+    w.left = calloc(nb + 1, sizeof(size_t));
+    w.used = calloc(job->model.nparams + 1, 1);
+    herd_status_t st = w.left && w.used ? HERD_OK : HERD_ERR_NO_MEMORY;
+    *raised = 0;
+    msg[0] = '\0';
+    for (long it = 0; st == HERD_OK && !*raised && it < job->rank_iters[rank];
+         it++)
+        st = iteration(&w, it, raised);
+    if (!*raised)
+        msg[0] = '\0';
+    free(w.left);
+    free(w.used);
+    return st;
+}
