@@ -180,6 +180,11 @@ herd_status_t herd_free(herd_comm_t *comm, void *ptr);
 /* The engine's clock in nanoseconds (virtual on sim, monotonic on real). */
 uint64_t herd_now(const herd_comm_t *comm);
 
+/* Write this rank's flight record (its last collectives) as JSON to
+ * <dir>/rank<r>.json (dir NULL: $HERD_FLIGHT_DIR). tcp engine only; others
+ * return HERD_ERR_UNSUPPORTED. `herd diagnose DIR` analyses the dumps. */
+herd_status_t herd_flight_dump(herd_comm_t *comm, const char *dir);
+
 /* Names of the engines built into this library, NULL-terminated. */
 const char *const *herd_engine_names(void);
 

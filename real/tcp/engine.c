@@ -1,0 +1,479 @@
+/* real/tcp/engine.c - the tcp engine's vtable: world creation through the
+ * rendezvous store (publish this rank's listening address, learn all
+ * others), subgroups that share the world's sockets, requests, modelled
+ * compute as a CPU spin (that keeps communication progressing), buffers,
+ * the clock, timeline markers and herd_run for one process. */
+#include <arpa/inet.h>
+#include <event2/event.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "real/tcp/tcp.h"
+
+uint64_t tcp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int tcp_group_world_rank(const tcp_comm_t *c, int r)
+{
+    return c->base.world_ranks ? c->base.world_ranks[r] : r;
+}
+
+static tcp_comm_t *as_tcp(herd_comm_t *c)
+{
+    return (tcp_comm_t *)c;
+}
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+}
+
+static void sig_cb(evutil_socket_t fd, short what, void *arg)
+{
+    tcp_world_t *w = arg;
+    (void)fd;
+    (void)what;
+    const char *dir = tcp_flight_dir();
+    tcp_flight_dump(w, dir ? dir : ".");
+}
+
+static herd_status_t group_register(tcp_world_t *w, int id, int size,
+                                    const int *world_ranks)
+{
+    tcp_group_info_t *g = calloc(1, sizeof(*g));
+    int *wr = g ? malloc((size_t)size * sizeof(int)) : NULL;
+    if (!wr) {
+        free(g);
+        return HERD_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < size; i++)
+        wr[i] = world_ranks ? world_ranks[i] : i;
+    g->id = id;
+    g->size = size;
+    g->world_ranks = wr;
+    g->next = w->groups;
+    w->groups = g;
+    return HERD_OK;
+}
+
+static void world_free(tcp_world_t *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < 8; i++)
+        free(w->pool[i]);
+    while (w->groups) {
+        tcp_group_info_t *g = w->groups;
+        w->groups = g->next;
+        free(g->world_ranks);
+        free(g);
+    }
+    for (int r = 0; w->peers && r < w->size; r++) {
+        tcp_peer_t *p = &w->peers[r];
+        while (p->unexp_head) {
+            tcp_msg_t *m = p->unexp_head;
+            p->unexp_head = m->next;
+            tcp_msg_free(w, m);
+        }
+        if (p->rx.mode == TCP_RX_STAGED && p->rx.msg && !p->rx.msg->owner)
+            tcp_msg_free(w, p->rx.msg);
+        free(p->rx.bounce);
+    }
+    free(w->peers);
+    if (w->listen_ev)
+        event_free(w->listen_ev);
+    if (w->listen_fd >= 0)
+        close(w->listen_fd);
+    if (w->sig_ev)
+        event_free(w->sig_ev);
+    if (w->tick_ev)
+        event_free(w->tick_ev);
+    if (w->base)
+        event_base_free(w->base);
+    tcp_flight_fini(&w->flight);
+    store_rdzv_close(&w->rdzv);
+    free(w);
+}
+
+static void world_unref(tcp_world_t *w)
+{
+    if (--w->refs == 0)
+        world_free(w);
+}
+
+/* The address the others reach this host at: HERD_TCP_ADDR, else loopback
+ * when the store is on loopback, else the interface that routes to the
+ * store host (a UDP connect sends nothing). */
+static void local_addr(const herd_init_t *init, char *out, size_t len)
+{
+    const char *env = getenv("HERD_TCP_ADDR");
+    char host[256] = "127.0.0.1";
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return;
+    }
+    const char *m = init->init_method;
+    if (m && !strncmp(m, "tcp://", 6)) {
+        snprintf(host, sizeof(host), "%s", m + 6);
+        char *colon = strrchr(host, ':');
+        if (colon)
+            *colon = '\0';
+    } else if (getenv("MASTER_ADDR") && *getenv("MASTER_ADDR")) {
+        snprintf(host, sizeof(host), "%s", getenv("MASTER_ADDR"));
+    }
+    snprintf(out, len, "127.0.0.1");
+    if (!strncmp(host, "127.", 4) || !strcmp(host, "localhost"))
+        return;
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM};
+    struct addrinfo *ai = NULL;
+    if (getaddrinfo(host, "9", &hints, &ai) != 0 || !ai)
+        return;
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof(sa);
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        inet_ntop(AF_INET, &sa.sin_addr, out, (socklen_t)len);
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(ai);
+}
+
+static herd_status_t world_events(tcp_world_t *w)
+{
+    w->base = event_base_new();
+    if (!w->base)
+        return HERD_ERR_NO_MEMORY;
+    w->tick_ev = evtimer_new(w->base, tick_cb, w);
+    w->sig_ev = evsignal_new(w->base, SIGUSR1, sig_cb, w);
+    if (!w->tick_ev || !w->sig_ev)
+        return HERD_ERR_NO_MEMORY;
+    event_add(w->sig_ev, NULL);
+    return HERD_OK;
+}
+
+static herd_status_t world_peers(tcp_world_t *w)
+{
+    w->peers = calloc((size_t)w->size, sizeof(tcp_peer_t));
+    if (!w->peers)
+        return HERD_ERR_NO_MEMORY;
+    for (int r = 0; r < w->size; r++) {
+        tcp_peer_t *p = &w->peers[r];
+        p->w = w;
+        p->world_rank = r;
+        p->out_fd = p->in_fd = -1;
+        p->rx.bounce = malloc(TCP_BOUNCE_BYTES);
+        if (!p->rx.bounce)
+            return HERD_ERR_NO_MEMORY;
+    }
+    return HERD_OK;
+}
+
+/* Publish host:port, then learn every peer's (a rendezvous barrier). */
+static herd_status_t exchange_addrs(tcp_world_t *w, const char *host, int port)
+{
+    char key[96], val[128];
+    snprintf(key, sizeof(key), "%saddr/%d", w->prefix, w->rank);
+    snprintf(val, sizeof(val), "%s %d", host, port);
+    herd_status_t st = store_set(w->store, key, val, strlen(val));
+    for (int r = 0; r < w->size && st == HERD_OK; r++) {
+        void *v = NULL;
+        size_t len = 0;
+        snprintf(key, sizeof(key), "%saddr/%d", w->prefix, r);
+        st = store_get(w->store, key, 0, &v, &len);
+        if (st != HERD_OK)
+            break;
+        tcp_peer_t *p = &w->peers[r];
+        if (sscanf(v, "%63s %d", p->host, &p->port) != 2)
+            st = HERD_ERR_PARSE;
+        free(v);
+    }
+    return st;
+}
+
+static herd_status_t world_setup(tcp_world_t *w, const herd_init_t *init)
+{
+    char host[64];
+    int port = 0;
+    herd_status_t st = world_events(w);
+    if (st == HERD_OK)
+        st = world_peers(w);
+    if (st == HERD_OK)
+        st = tcp_flight_init(&w->flight,
+                             (size_t)core_env_int("HERD_FLIGHT_ENTRIES", 2000));
+    if (st == HERD_OK)
+        st = group_register(w, 0, w->size, NULL);
+    if (st == HERD_OK)
+        st = tcp_listen(w, NULL, 0, &port);
+    local_addr(init, host, sizeof(host));
+    if (st == HERD_OK)
+        st = exchange_addrs(w, host, port);
+    return st;
+}
+
+static herd_status_t comm_create(const herd_init_t *init, herd_comm_t **out)
+{
+    char err[256] = "";
+    tcp_world_t *w = calloc(1, sizeof(*w));
+    tcp_comm_t *c = calloc(1, sizeof(*c));
+    if (!w || !c) {
+        free(w);
+        free(c);
+        return HERD_ERR_NO_MEMORY;
+    }
+    w->listen_fd = -1;
+    w->failed_rank = -1;
+    w->refs = 1;
+    snprintf(w->prefix, sizeof(w->prefix), "herd/tcp/");
+    herd_status_t st = store_rdzv_open(init, &w->rdzv, err, sizeof(err));
+    if (st != HERD_OK) {
+        fprintf(stderr, "herd tcp: rendezvous failed: %s\n", err);
+        free(w);
+        free(c);
+        return st;
+    }
+    w->store = w->rdzv.client;
+    w->rank = w->rdzv.rank;
+    w->size = w->rdzv.world_size;
+    w->local_rank = w->rdzv.local_rank;
+    w->local_size =
+        w->rdzv.local_world_size > 0 ? w->rdzv.local_world_size : w->size;
+    w->spin_us = core_env_int("HERD_TCP_SPIN_US", 200);
+    w->yield = w->local_size > (int)sysconf(_SC_NPROCESSORS_ONLN);
+    st = world_setup(w, init);
+    if (st != HERD_OK) {
+        fprintf(stderr, "herd tcp: rank %d: setting up sockets failed: %s\n",
+                w->rank, herd_status_string(st));
+        world_free(w);
+        free(c);
+        return st;
+    }
+    core_comm_init(&c->base, &tcp_engine_ops, w->rank, w->size, w->local_rank,
+                   w->rank, 0, NULL, init);
+    c->w = w;
+    *out = &c->base;
+    return HERD_OK;
+}
+
+static herd_status_t comm_destroy(herd_comm_t *comm)
+{
+    tcp_comm_t *c = as_tcp(comm);
+    tcp_world_t *w = c->w;
+    if (comm->group_id == 0) {
+        while (w->ops_head)
+            tcp_op_fail(w->ops_head, HERD_ERR_CLOSED,
+                        "communicator destroyed with the op in flight");
+        w->closing = 1;
+        tcp_link_close_all(w, 1);
+    }
+    core_comm_fini(comm);
+    free(c);
+    world_unref(w);
+    return HERD_OK;
+}
+
+static herd_status_t group_create(herd_comm_t *parent, const int *ranks, int n,
+                                  int id, herd_comm_t **out)
+{
+    tcp_comm_t *pc = as_tcp(parent);
+    int me = -1;
+    for (int i = 0; i < n; i++)
+        if (ranks[i] == parent->rank)
+            me = i;
+    int *wr = malloc((size_t)n * sizeof(int));
+    if (!wr)
+        return HERD_ERR_NO_MEMORY;
+    for (int i = 0; i < n; i++)
+        wr[i] = tcp_group_world_rank(pc, ranks[i]);
+    if (me < 0) {
+        free(wr);
+        *out = NULL;
+        return HERD_OK;
+    }
+    tcp_comm_t *g = calloc(1, sizeof(*g));
+    if (!g || group_register(pc->w, id, n, wr) != HERD_OK) {
+        free(g);
+        free(wr);
+        return HERD_ERR_NO_MEMORY;
+    }
+    core_comm_init(&g->base, &tcp_engine_ops, me, n, parent->local_rank,
+                   parent->world_rank, id, wr, NULL);
+    core_comm_inherit(&g->base, parent);
+    g->w = pc->w;
+    g->w->refs++;
+    *out = &g->base;
+    return HERD_OK;
+}
+
+static herd_status_t coll_post(herd_comm_t *comm, const core_coll_args_t *a,
+                               herd_req_t **req_out)
+{
+    tcp_comm_t *c = as_tcp(comm);
+    if (c->w->closing)
+        return core_comm_error(comm, HERD_ERR_CLOSED,
+                               "%s: the world communicator was destroyed",
+                               herd_coll_name(a->coll));
+    tcp_op_t *op = NULL;
+    herd_status_t st = tcp_op_post(c, a, &op);
+    if (st != HERD_OK)
+        return st;
+    *req_out = &op->req;
+    return HERD_OK;
+}
+
+static herd_status_t req_wait(herd_req_t *req)
+{
+    return tcp_op_wait((tcp_op_t *)req);
+}
+
+static herd_status_t req_test(herd_req_t *req, int *done)
+{
+    tcp_op_t *op = (tcp_op_t *)req;
+    if (!op->done) {
+        tcp_progress(op->w, 0);
+        uint64_t deadline =
+            op->t_post + (uint64_t)(op->comm->base.timeout_s * 1e9);
+        if (!op->done && tcp_now_ns() >= deadline)
+            tcp_op_wait(op); /* times out now, naming the missing ranks */
+    }
+    *done = op->done;
+    if (op->done && op->status != HERD_OK)
+        core_comm_error(&op->comm->base, op->status, "%s", op->err);
+    return op->done ? op->status : HERD_OK;
+}
+
+static void req_free(herd_req_t *req)
+{
+    tcp_op_t *op = (tcp_op_t *)req;
+    if (!op->done)
+        tcp_op_wait(op);
+    tcp_op_free(op);
+}
+
+static void record(herd_comm_t *comm, herd_tl_kind_t kind, uint64_t t0,
+                   uint64_t t1, const char *label)
+{
+    tcp_world_t *w = as_tcp(comm)->w;
+    herd_tl_rec_t r = {.kind = kind,
+                       .rank = comm->world_rank,
+                       .node =
+                           w->local_size ? comm->world_rank / w->local_size : 0,
+                       .group = comm->group_id,
+                       .peer = -1,
+                       .start_ns = t0,
+                       .end_ns = t1,
+                       .label = label,
+                       .status = HERD_OK};
+    core_comm_timeline(comm, &r);
+}
+
+/* A CPU spin for the (scaled) duration that keeps polling the sockets, so
+ * asynchronous collectives overlap modelled compute as they would on a
+ * device. */
+static herd_status_t compute(herd_comm_t *comm, double seconds,
+                             const char *label)
+{
+    tcp_world_t *w = as_tcp(comm)->w;
+    const char *sc = getenv("HERD_COMPUTE_SCALE");
+    double scale = sc && *sc ? atof(sc) : 1.0;
+    if (!(scale >= 0))
+        scale = 1.0;
+    uint64_t t0 = tcp_now_ns();
+    uint64_t end = t0 + (uint64_t)(seconds * scale * 1e9);
+    while (tcp_now_ns() < end)
+        if (w->ops_head)
+            tcp_progress(w, 0);
+    record(comm, HERD_TL_COMPUTE, t0, tcp_now_ns(), label);
+    return HERD_OK;
+}
+
+static herd_status_t alloc_buf(herd_comm_t *comm, size_t bytes, void **out)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0)
+        return core_comm_error(comm, HERD_ERR_NO_MEMORY,
+                               "alloc: %zu bytes: out of memory", bytes);
+    *out = p;
+    return HERD_OK;
+}
+
+static herd_status_t free_buf(herd_comm_t *comm, void *ptr)
+{
+    (void)comm;
+    free(ptr);
+    return HERD_OK;
+}
+
+static uint64_t now(const herd_comm_t *comm)
+{
+    (void)comm;
+    return tcp_now_ns();
+}
+
+static herd_status_t mark(herd_comm_t *comm, const char *label)
+{
+    uint64_t t = tcp_now_ns();
+    record(comm, HERD_TL_MARK, t, t, label);
+    return HERD_OK;
+}
+
+static herd_status_t run(const herd_init_t *init, herd_main_fn fn, void *arg,
+                         herd_run_info_t *info)
+{
+    herd_comm_t *comm = NULL;
+    herd_status_t st = comm_create(init, &comm);
+    if (st != HERD_OK)
+        return st;
+    int rc = fn(comm, arg);
+    if (info) {
+        info->failed_rank = rc ? comm->rank : -1;
+        info->exit_code = rc;
+        info->end_time_ns = tcp_now_ns();
+        info->events = 0;
+    }
+    comm_destroy(comm);
+    return rc ? HERD_ERR_ABORTED : HERD_OK;
+}
+
+herd_status_t herd_flight_dump(herd_comm_t *comm, const char *dir)
+{
+    if (!comm || comm->ops != &tcp_engine_ops)
+        return HERD_ERR_UNSUPPORTED;
+    const char *d = dir ? dir : tcp_flight_dir();
+    if (!d)
+        return core_comm_error(comm, HERD_ERR_INVALID_ARG,
+                               "flight dump: no directory (set "
+                               "HERD_FLIGHT_DIR)");
+    herd_status_t st = tcp_flight_dump(as_tcp(comm)->w, d);
+    return st == HERD_OK
+               ? st
+               : core_comm_error(comm, st, "flight dump to '%s' failed", d);
+}
+
+const herd_engine_ops_t tcp_engine_ops = {.name = "tcp",
+                                          .run = run,
+                                          .comm_create = comm_create,
+                                          .comm_destroy = comm_destroy,
+                                          .group_create = group_create,
+                                          .coll_post = coll_post,
+                                          .req_wait = req_wait,
+                                          .req_test = req_test,
+                                          .req_free = req_free,
+                                          .compute = compute,
+                                          .alloc = alloc_buf,
+                                          .free = free_buf,
+                                          .now = now,
+                                          .mark = mark};

@@ -1,0 +1,434 @@
+/* real/tcp/link.c - sockets of the tcp engine: the listening socket and
+ * its handshake, lazy outgoing connections, and the send queues that write
+ * headers and payloads straight from the users' buffers with one
+ * sendmsg() per batch of queued messages. */
+#include <errno.h>
+#include <event2/event.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "real/tcp/tcp.h"
+
+#define TCP_IOV_MAX 64
+
+static void set_sockopts(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    int bufsz = core_env_int("HERD_TCP_SOCKBUF", 0);
+    if (bufsz > 0) {
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+    }
+}
+
+static void pending_free(tcp_world_t *w, tcp_pending_t *pd)
+{
+    for (tcp_pending_t **pp = &w->pending; *pp; pp = &(*pp)->next)
+        if (*pp == pd) {
+            *pp = pd->next;
+            break;
+        }
+    if (pd->ev)
+        event_free(pd->ev);
+    free(pd);
+}
+
+static void handshake_done(tcp_world_t *w, tcp_pending_t *pd);
+
+static void pending_cb(evutil_socket_t fd, short what, void *arg)
+{
+    tcp_pending_t *pd = arg;
+    tcp_world_t *w = pd->w;
+    (void)what;
+    ssize_t n = recv(fd, (char *)pd->buf + pd->got, sizeof(pd->buf) - pd->got,
+                     MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(pd->fd);
+        pending_free(w, pd);
+        return;
+    }
+    if (n > 0)
+        pd->got += (size_t)n;
+    if (pd->got == sizeof(pd->buf))
+        handshake_done(w, pd);
+}
+
+static void peer_in_cb(evutil_socket_t fd, short what, void *arg)
+{
+    tcp_peer_t *p = arg;
+    (void)fd;
+    (void)what;
+    tcp_peer_readable(p->w, p);
+}
+
+static void handshake_done(tcp_world_t *w, tcp_pending_t *pd)
+{
+    int r = (int)pd->buf[1];
+    int fd = pd->fd;
+    pd->fd = -1;
+    if (pd->buf[0] != TCP_HANDSHAKE_MAGIC || r < 0 || r >= w->size ||
+        w->peers[r].in_fd >= 0) {
+        close(fd);
+        pending_free(w, pd);
+        return;
+    }
+    pending_free(w, pd);
+    tcp_peer_t *p = &w->peers[r];
+    p->in_fd = fd;
+    p->in_ev = event_new(w->base, fd, EV_READ | EV_PERSIST, peer_in_cb, p);
+    if (p->in_ev)
+        event_add(p->in_ev, NULL);
+    tcp_peer_readable(w, p);
+}
+
+static void accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+    tcp_world_t *w = arg;
+    (void)what;
+    for (;;) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        set_sockopts(fd);
+        tcp_pending_t *pd = calloc(1, sizeof(*pd));
+        if (!pd) {
+            close(fd);
+            continue;
+        }
+        pd->fd = fd;
+        pd->w = w;
+        pd->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, pending_cb, pd);
+        pd->next = w->pending;
+        w->pending = pd;
+        if (pd->ev)
+            event_add(pd->ev, NULL);
+    }
+}
+
+herd_status_t tcp_listen(tcp_world_t *w, char *host, size_t hostlen,
+                         int *port_out)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return HERD_ERR_IO;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t sl = sizeof(sa);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        listen(fd, 256) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+        close(fd);
+        return HERD_ERR_IO;
+    }
+    w->listen_fd = fd;
+    w->listen_ev = event_new(w->base, fd, EV_READ | EV_PERSIST, accept_cb, w);
+    if (!w->listen_ev || event_add(w->listen_ev, NULL) != 0)
+        return HERD_ERR_NO_MEMORY;
+    (void)host;
+    (void)hostlen;
+    *port_out = ntohs(sa.sin_port);
+    return HERD_OK;
+}
+
+static void peer_write(tcp_world_t *w, tcp_peer_t *p);
+void tcp_peer_close_out(tcp_peer_t *p);
+
+/* We never receive on an outgoing socket: readable means it closed. */
+static void out_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    tcp_peer_t *p = arg;
+    char c;
+    (void)what;
+    ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+        return;
+    /* Only queued sends fail here: receives are decided by the incoming
+     * socket, whose data and goodbye may still be on their way. */
+    if (p->tx_head) {
+        char why[128];
+        snprintf(why, sizeof(why), "rank %d closed its connection",
+                 p->world_rank);
+        tcp_world_fail(p->w, p->world_rank, HERD_ERR_PEER_FAILED, why);
+    }
+    tcp_peer_close_out(p);
+    p->out_fd = -2;
+}
+
+static void out_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    tcp_peer_t *p = arg;
+    (void)fd;
+    (void)what;
+    peer_write(p->w, p);
+}
+
+void tcp_peer_close_out(tcp_peer_t *p)
+{
+    if (p->out_rev)
+        event_free(p->out_rev);
+    if (p->out_wev)
+        event_free(p->out_wev);
+    p->out_rev = p->out_wev = NULL;
+    if (p->out_fd >= 0)
+        close(p->out_fd);
+    p->out_fd = -1;
+}
+
+static int connect_once(const tcp_peer_t *p)
+{
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *ai = NULL;
+    char port[16];
+    snprintf(port, sizeof(port), "%d", p->port);
+    if (getaddrinfo(p->host, port, &hints, &ai) != 0 || !ai)
+        return -1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+/* Connect to the peer's listening socket and say who we are. Blocking:
+ * the peer listens before it publishes its address, so this is quick. */
+herd_status_t tcp_peer_connect(tcp_world_t *w, tcp_peer_t *p)
+{
+    if (p->out_fd == -2)
+        return HERD_ERR_RANK_EXITED;
+    int fd = -1;
+    for (int tries = 0; tries < 50 && fd < 0; tries++) {
+        fd = connect_once(p);
+        if (fd < 0) {
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (fd < 0)
+        return HERD_ERR_PEER_FAILED;
+    uint32_t hs[2] = {TCP_HANDSHAKE_MAGIC, (uint32_t)w->rank};
+    if (send(fd, hs, sizeof(hs), MSG_NOSIGNAL) != (ssize_t)sizeof(hs)) {
+        close(fd);
+        return HERD_ERR_PEER_FAILED;
+    }
+    set_sockopts(fd);
+    evutil_make_socket_nonblocking(fd);
+    p->out_fd = fd;
+    p->out_rev = event_new(w->base, fd, EV_READ | EV_PERSIST, out_read_cb, p);
+    p->out_wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, out_write_cb, p);
+    if (!p->out_rev || !p->out_wev) {
+        tcp_peer_close_out(p);
+        return HERD_ERR_NO_MEMORY;
+    }
+    event_add(p->out_rev, NULL);
+    return HERD_OK;
+}
+
+/* Mark the first `n` bytes written; returns the finished messages, in
+ * order, unlinked from the queue. */
+static tcp_tx_t *advance(tcp_peer_t *p, size_t n)
+{
+    tcp_tx_t *done_head = NULL, **done_tail = &done_head;
+    while (p->tx_head) {
+        tcp_tx_t *t = p->tx_head;
+        size_t total = sizeof(tcp_hdr_t) + t->hdr.len;
+        size_t left = total - t->sent;
+        if (n < left) {
+            t->sent += n;
+            break;
+        }
+        n -= left;
+        t->sent = total;
+        p->tx_head = t->next;
+        if (!p->tx_head)
+            p->tx_tail = NULL;
+        t->next = NULL;
+        *done_tail = t;
+        done_tail = &t->next;
+        if (n == 0 && !p->tx_head)
+            break;
+    }
+    return done_head;
+}
+
+static int build_iov(tcp_peer_t *p, struct iovec *iov)
+{
+    int k = 0;
+    for (tcp_tx_t *t = p->tx_head; t && k + 2 <= TCP_IOV_MAX; t = t->next) {
+        size_t off = t->sent;
+        if (off < sizeof(tcp_hdr_t)) {
+            iov[k].iov_base = (char *)&t->hdr + off;
+            iov[k++].iov_len = sizeof(tcp_hdr_t) - off;
+            off = 0;
+        } else {
+            off -= sizeof(tcp_hdr_t);
+        }
+        if (t->hdr.len > off) {
+            iov[k].iov_base = (char *)t->data + off;
+            iov[k++].iov_len = t->hdr.len - off;
+        }
+    }
+    return k;
+}
+
+static void finish_txs(tcp_world_t *w, tcp_tx_t *t)
+{
+    while (t) {
+        tcp_tx_t *next = t->next;
+        if (t->op)
+            tcp_op_step_done(t->op, t->step);
+        else
+            free(t);
+        t = next;
+    }
+}
+
+static void peer_write(tcp_world_t *w, tcp_peer_t *p)
+{
+    struct iovec iov[TCP_IOV_MAX];
+    if (p->writing)
+        return; /* a completion inside the loop below queued more */
+    p->writing = 1;
+    while (p->tx_head && p->out_fd >= 0) {
+        int k = build_iov(p, iov);
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
+        ssize_t n = sendmsg(p->out_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+            event_add(p->out_wev, NULL);
+            p->writing = 0;
+            return;
+        }
+        if (n < 0) {
+            char why[160];
+            snprintf(why, sizeof(why), "connection to rank %d lost (%s)",
+                     p->world_rank, strerror(errno));
+            p->writing = 0;
+            tcp_world_fail(w, p->world_rank, HERD_ERR_PEER_FAILED, why);
+            return;
+        }
+        finish_txs(w, advance(p, (size_t)n));
+    }
+    if (p->out_wev)
+        event_del(p->out_wev);
+    p->writing = 0;
+}
+
+void tcp_tx_enqueue(tcp_world_t *w, tcp_peer_t *p, tcp_tx_t *tx)
+{
+    tx->next = NULL;
+    tx->sent = 0;
+    if (p->tx_tail)
+        p->tx_tail->next = tx;
+    else
+        p->tx_head = tx;
+    p->tx_tail = tx;
+    peer_write(w, p);
+}
+
+/* A header-only message (goodbye, abort notice); best effort. */
+void tcp_send_control(tcp_world_t *w, tcp_peer_t *p, int type, int tag)
+{
+    if (p->out_fd < 0)
+        return;
+    tcp_tx_t *tx = calloc(1, sizeof(*tx));
+    if (!tx)
+        return;
+    tx->hdr.magic = TCP_MAGIC;
+    tx->hdr.type = (uint16_t)type;
+    tx->hdr.tag = tag;
+    tcp_tx_enqueue(w, p, tx);
+}
+
+/* Drop an op's queued messages. One already partly written keeps going
+ * (the stream must stay framed) from a private copy of its rest. */
+void tcp_link_cancel_op(tcp_world_t *w, tcp_op_t *op)
+{
+    for (int r = 0; r < w->size; r++) {
+        tcp_peer_t *p = &w->peers[r];
+        tcp_tx_t **pp = &p->tx_head, *last = NULL;
+        while (*pp) {
+            tcp_tx_t *t = *pp;
+            if (t->op != op) {
+                last = t;
+                pp = &t->next;
+                continue;
+            }
+            if (t->sent == 0) {
+                *pp = t->next;
+                continue;
+            }
+            tcp_tx_t *c = malloc(sizeof(*c) + t->hdr.len);
+            if (!c) { /* cannot keep framing: give the link up */
+                p->tx_head = p->tx_tail = NULL;
+                tcp_peer_close_out(p);
+                return;
+            }
+            *c = *t;
+            c->op = NULL;
+            memcpy(c + 1, t->data, t->hdr.len);
+            c->data = (const char *)(c + 1);
+            *pp = c;
+            last = c;
+            pp = &c->next;
+        }
+        p->tx_tail = last;
+    }
+}
+
+/* Wait (driving the loop) until every queue is written, or timeout. */
+herd_status_t tcp_flush_all(tcp_world_t *w, double timeout_s)
+{
+    uint64_t end = tcp_now_ns() + (uint64_t)(timeout_s * 1e9);
+    for (;;) {
+        int busy = 0;
+        for (int r = 0; r < w->size; r++)
+            busy |= w->peers[r].tx_head != NULL && w->peers[r].out_fd >= 0;
+        if (!busy)
+            return HERD_OK;
+        if (tcp_now_ns() > end)
+            return HERD_ERR_TIMEOUT;
+        tcp_progress(w, 1000);
+    }
+}
+
+void tcp_link_close_all(tcp_world_t *w, int send_bye)
+{
+    if (send_bye) {
+        for (int r = 0; r < w->size; r++)
+            tcp_send_control(w, &w->peers[r], TCP_MSG_BYE, 0);
+        tcp_flush_all(w, 2.0);
+    }
+    for (int r = 0; r < w->size; r++) {
+        tcp_peer_t *p = &w->peers[r];
+        tcp_peer_close_out(p);
+        while (p->tx_head) {
+            tcp_tx_t *t = p->tx_head;
+            p->tx_head = t->next;
+            if (!t->op)
+                free(t);
+        }
+        p->tx_tail = NULL;
+        if (p->in_ev)
+            event_free(p->in_ev);
+        p->in_ev = NULL;
+        if (p->in_fd >= 0)
+            close(p->in_fd);
+        p->in_fd = -1;
+    }
+    while (w->pending) {
+        close(w->pending->fd);
+        pending_free(w, w->pending);
+    }
+}
