@@ -1,12 +1,213 @@
-/* cli/cmd_launch.c - `herd launch`: not built yet (its issue is open). */
+/* cli/cmd_launch.c - `herd launch`: torchrun's flags, then the worker
+ * command (after `--`, or the first argument that is not a flag). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "real/launch/launch.h"
+
+static const char launch_usage[] =
+    "usage: herd launch [flags] [--] CMD ARGS...\n"
+    "  Start this node's workers like torchrun, with RANK, LOCAL_RANK,\n"
+    "  WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,\n"
+    "  TORCHELASTIC_* and HERD_STORE_* set (see docs/launch.md).\n"
+    "  --nproc-per-node N   workers on this node (default 1; 'cpu': one per "
+    "CPU)\n"
+    "  --nnodes N           nodes in the job (default 1; 'N:N' accepted)\n"
+    "  --node-rank R        this node (default 0)\n"
+    "  --master-addr HOST   node 0's address (default 127.0.0.1)\n"
+    "  --master-port PORT   node 0's store port (default 29500)\n"
+    "  --max-restarts K     restart the group up to K times (default 0)\n"
+    "  --standalone         one node, store on a free local port\n"
+    "  --monitor-interval S seconds between store checks (default 0.1)\n"
+    "  --run-id ID          TORCHELASTIC_RUN_ID (default none)\n"
+    "  --role NAME          ROLE_NAME (default 'default')\n"
+    "  --stop-grace S       SIGTERM, then SIGKILL after S s (default 5)\n"
+    "  --quiet              no progress lines\n"
+    "  Exit code: the failing worker's (128+N if killed by signal N).\n";
+
+/* torchrun accepts both --nproc-per-node and --nproc_per_node. */
+static int flag_is(const char *arg, const char *name, const char **val)
+{
+    char norm[64];
+    size_t i = 0;
+    for (; arg[i] && arg[i] != '=' && i + 1 < sizeof(norm); i++)
+        norm[i] = arg[i] == '_' ? '-' : arg[i];
+    norm[i] = '\0';
+    if (strcmp(norm, name) != 0)
+        return 0;
+    *val = arg[i] == '=' ? arg + i + 1 : NULL;
+    return 1;
+}
+
+static int parse_nnodes(const char *v, int *out)
+{
+    long a = 0, b = 0;
+    const char *colon = strchr(v, ':');
+    if (!colon)
+        return cli_parse_int(v, 1, 1 << 20, &a) == 0 ? (*out = (int)a, 0) : -1;
+    char lo[32];
+    size_t n = (size_t)(colon - v);
+    if (n >= sizeof(lo))
+        return -1;
+    memcpy(lo, v, n);
+    lo[n] = '\0';
+    if (cli_parse_int(lo, 1, 1 << 20, &a) ||
+        cli_parse_int(colon + 1, 1, 1 << 20, &b))
+        return -1;
+    if (a != b)
+        return -2;
+    *out = (int)a;
+    return 0;
+}
+
+static int bad_value(const char *flag, const char *val, const char *want)
+{
+    return cli_usage_error("launch", "%s: '%s' is not %s", flag, val, want);
+}
+
+static int apply_int(const char *flag, const char *val, long lo, long hi,
+                     int *out)
+{
+    long v = 0;
+    if (cli_parse_int(val, lo, hi, &v) != 0) {
+        char want[64];
+        snprintf(want, sizeof(want), "an integer in %ld..%ld", lo, hi);
+        return bad_value(flag, val, want);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int apply_nproc(const char *val, launch_opts_t *o)
+{
+    if (!strcmp(val, "cpu") || !strcmp(val, "auto")) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        o->nproc_per_node = n > 0 ? (int)n : 1;
+        return 0;
+    }
+    return apply_int("--nproc-per-node", val, 1, 4096, &o->nproc_per_node);
+}
+
+static int apply_seconds(const char *flag, const char *val, double *out)
+{
+    double v = 0;
+    if (cli_parse_double(val, &v) != 0 || v < 0 || v > 86400)
+        return bad_value(flag, val, "a number of seconds in 0..86400");
+    *out = v;
+    return 0;
+}
+
+static int apply_flag(const char *name, const char *val, launch_opts_t *o)
+{
+    if (!strcmp(name, "--nproc-per-node"))
+        return apply_nproc(val, o);
+    if (!strcmp(name, "--nnodes")) {
+        int rc = parse_nnodes(val, &o->nnodes);
+        if (rc == -2)
+            return cli_usage_error("launch",
+                                   "--nnodes %s: elastic ranges "
+                                   "are not supported (use N or "
+                                   "N:N)",
+                                   val);
+        return rc ? bad_value(name, val, "a node count") : 0;
+    }
+    if (!strcmp(name, "--node-rank"))
+        return apply_int(name, val, 0, 1 << 20, &o->node_rank);
+    if (!strcmp(name, "--master-addr"))
+        return *val ? (o->master_addr = val, 0)
+                    : bad_value(name, val, "a host name");
+    if (!strcmp(name, "--master-port"))
+        return apply_int(name, val, 1, 65535, &o->master_port);
+    if (!strcmp(name, "--max-restarts"))
+        return apply_int(name, val, 0, 1000000, &o->max_restarts);
+    if (!strcmp(name, "--monitor-interval"))
+        return apply_seconds(name, val, &o->monitor_interval_s);
+    if (!strcmp(name, "--stop-grace"))
+        return apply_seconds(name, val, &o->stop_grace_s);
+    if (!strcmp(name, "--run-id"))
+        return *val ? (o->run_id = val, 0) : bad_value(name, val, "an id");
+    o->role_name = val; /* --role */
+    return 0;
+}
+
+static const char *const value_flags[] = {"--nproc-per-node",
+                                          "--nnodes",
+                                          "--node-rank",
+                                          "--master-addr",
+                                          "--master-port",
+                                          "--max-restarts",
+                                          "--monitor-interval",
+                                          "--stop-grace",
+                                          "--run-id",
+                                          "--role",
+                                          NULL};
+
+/* Parse flags; *cmd_at is the index of the worker command. */
+static int parse_flags(int argc, char **argv, launch_opts_t *o, int *cmd_at)
+{
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *arg = argv[i], *val = NULL;
+        if (!strcmp(arg, "--")) {
+            i++;
+            break;
+        }
+        if (arg[0] != '-')
+            break;
+        if (flag_is(arg, "--standalone", &val) && !val) {
+            o->standalone = 1;
+            continue;
+        }
+        if (flag_is(arg, "--quiet", &val) && !val) {
+            o->quiet = 1;
+            continue;
+        }
+        const char *const *f = value_flags;
+        while (*f && !flag_is(arg, *f, &val))
+            f++;
+        if (!*f)
+            return cli_usage_error("launch", "unknown flag '%s' (see --help)",
+                                   arg);
+        if (!val && i + 1 >= argc)
+            return cli_usage_error("launch", "%s needs a value", *f);
+        int rc = apply_flag(*f, val ? val : argv[++i], o);
+        if (rc)
+            return rc;
+    }
+    if (i >= argc)
+        return cli_usage_error("launch", "no worker command given "
+                                         "(usage: herd launch [flags] -- CMD "
+                                         "ARGS...)");
+    *cmd_at = i;
+    return 0;
+}
 
 int cli_launch_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "herd launch: not available yet in this version\n");
-    return 2;
+    /* --help only before the command: the command may have its own. */
+    for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(launch_usage, stdout);
+            return 0;
+        }
+    launch_opts_t o;
+    launch_opts_init(&o);
+    int cmd_at = 0;
+    int rc = parse_flags(argc, argv, &o, &cmd_at);
+    if (rc)
+        return rc;
+    o.argv = argv + cmd_at;
+    launch_result_t res;
+    char err[512];
+    herd_status_t st = launch_run(&o, &res, err, sizeof(err));
+    if (st == HERD_ERR_INVALID_ARG)
+        return cli_usage_error("launch", "%s", err);
+    if (st != HERD_OK) {
+        fprintf(stderr, "herd launch: %s\n", err);
+        return 1;
+    }
+    return res.exit_code;
 }

@@ -1,0 +1,417 @@
+/* real/launch/launch.c - the launcher's agent loop: host (node 0) or join
+ * the store, run restart rounds of the local worker group, watch signals
+ * and child exits through a signalfd, and, with several nodes, agree on
+ * failures and completion through the store so every node restarts or
+ * finishes together.
+ *
+ * Store keys of the launcher (never prefixed; workers use the prefix
+ * <run_id>/<round>/): herd/launch/<run_id>/<round>/fail holds
+ * "code node rank local pid phrase" of the first failure of a round;
+ * .../done/<node> marks a node whose workers all succeeded; .../bye/<node>
+ * lets node 0 keep the store up until every node has left. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "real/launch/launch_int.h"
+#include "real/store/store.h"
+
+typedef enum round_end {
+    ROUND_OK,
+    ROUND_FAILED,        /* a local worker failed */
+    ROUND_REMOTE_FAILED, /* another node reported a failure */
+    ROUND_SIGNALED,      /* SIGINT/SIGTERM reached the launcher */
+    ROUND_ERROR          /* the store was lost */
+} round_end_t;
+
+typedef struct launch_agent {
+    const launch_opts_t *o;
+    launch_group_t g;
+    int sfd;
+    store_server_t *srv;
+    store_client_t *cl; /* multi-node coordination only */
+    char run_id[128];
+    int sig;        /* the signal received, 0 if none */
+    char fail[256]; /* the round's failure: "code node rank local pid ..." */
+} launch_agent_t;
+
+void launch_opts_init(launch_opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->nproc_per_node = 1;
+    o->nnodes = 1;
+    o->master_addr = "127.0.0.1";
+    o->master_port = 29500;
+    o->monitor_interval_s = 0.1;
+    o->run_id = "none";
+    o->role_name = "default";
+    o->stop_grace_s = 5.0;
+    o->store_timeout_s = 300.0;
+}
+
+static void agent_log(const launch_agent_t *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void agent_log(const launch_agent_t *a, const char *fmt, ...)
+{
+    if (a->o->quiet)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "herd launch: %s\n", msg);
+}
+
+static void key_of(const launch_agent_t *a, char *buf, size_t len, int round,
+                   const char *what, int node)
+{
+    if (node >= 0)
+        snprintf(buf, len, "herd/launch/%s/%d/%s/%d", a->run_id, round, what,
+                 node);
+    else
+        snprintf(buf, len, "herd/launch/%s/%d/%s", a->run_id, round, what);
+}
+
+/* Drain the signalfd; 1 when SIGINT/SIGTERM arrived. */
+static int agent_signals(launch_agent_t *a)
+{
+    struct signalfd_siginfo si;
+    int stop = 0;
+    while (read(a->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+        if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
+            a->sig = (int)si.ssi_signo;
+            stop = 1;
+        }
+    return stop;
+}
+
+/* Sleep until a signal or the monitor interval; 1 on SIGINT/SIGTERM. */
+static int agent_sleep(launch_agent_t *a)
+{
+    struct pollfd p = {.fd = a->sfd, .events = POLLIN};
+    int ms = (int)(a->o->monitor_interval_s * 1000.0);
+    if (poll(&p, 1, ms < 1 ? 1 : ms) > 0)
+        return agent_signals(a);
+    return 0;
+}
+
+/* Another node's failure of this round, if any (copied to a->fail). */
+static int remote_failed(launch_agent_t *a, int round)
+{
+    if (!a->cl)
+        return 0;
+    char key[256];
+    key_of(a, key, sizeof(key), round, "fail", -1);
+    const char *k = key;
+    int exists = 0;
+    if (store_check(a->cl, &k, 1, &exists) != HERD_OK || !exists)
+        return 0;
+    void *v = NULL;
+    size_t n = 0;
+    if (store_get(a->cl, key, 1.0, &v, &n) == HERD_OK) {
+        snprintf(a->fail, sizeof(a->fail), "%s", (char *)v);
+        free(v);
+    }
+    return 1;
+}
+
+static void publish_failure(launch_agent_t *a, int round)
+{
+    const launch_worker_t *w = &a->g.w[a->g.failed];
+    char phrase[128], key[256];
+    launch_describe(w->status, phrase, sizeof(phrase));
+    snprintf(a->fail, sizeof(a->fail), "%d %d %d %d %d %s",
+             launch_exit_code(w->status), a->o->node_rank, w->rank,
+             w->local_rank, (int)w->spawned, phrase);
+    if (!a->cl)
+        return;
+    key_of(a, key, sizeof(key), round, "fail", -1);
+    void *cur = NULL;
+    size_t n = 0;
+    /* Only the first failure of a round is kept. */
+    if (store_compare_set(a->cl, key, "", 0, a->fail, strlen(a->fail), &cur,
+                          &n) == HERD_OK)
+        free(cur);
+}
+
+/* After local success with several nodes: wait until every node is done
+ * or one reports a failure. */
+static round_end_t round_wait_nodes(launch_agent_t *a, int round)
+{
+    char key[256];
+    key_of(a, key, sizeof(key), round, "done", a->o->node_rank);
+    if (store_set(a->cl, key, "1", 1) != HERD_OK)
+        return ROUND_ERROR;
+    int n = a->o->nnodes;
+    char **keys = calloc((size_t)n, sizeof(*keys));
+    round_end_t end = keys ? ROUND_OK : ROUND_ERROR;
+    for (int i = 0; keys && i < n; i++)
+        if (!(keys[i] = malloc(256)))
+            end = ROUND_ERROR;
+        else
+            key_of(a, keys[i], 256, round, "done", i);
+    while (end == ROUND_OK) {
+        int all = 0;
+        if (store_check(a->cl, (const char *const *)keys, n, &all) != HERD_OK)
+            end = ROUND_ERROR;
+        else if (all)
+            break;
+        else if (remote_failed(a, round))
+            end = ROUND_REMOTE_FAILED;
+        else if (agent_sleep(a))
+            end = ROUND_SIGNALED;
+    }
+    for (int i = 0; keys && i < n; i++)
+        free(keys[i]);
+    free(keys);
+    return end;
+}
+
+static round_end_t round_run(launch_agent_t *a, int round, char *err,
+                             size_t errlen)
+{
+    if (launch_group_spawn(&a->g, round, err, errlen) != HERD_OK)
+        return ROUND_ERROR;
+    for (;;) {
+        launch_group_reap(&a->g);
+        if (a->g.failed >= 0) {
+            publish_failure(a, round);
+            launch_group_stop(&a->g, SIGTERM);
+            return ROUND_FAILED;
+        }
+        if (a->g.live == 0)
+            break;
+        if (remote_failed(a, round)) {
+            launch_group_stop(&a->g, SIGTERM);
+            return ROUND_REMOTE_FAILED;
+        }
+        if (agent_sleep(a)) {
+            agent_log(a, "got signal %d; forwarding it to the workers", a->sig);
+            launch_group_stop(&a->g, a->sig);
+            return ROUND_SIGNALED;
+        }
+    }
+    return a->cl ? round_wait_nodes(a, round) : ROUND_OK;
+}
+
+/* The failure of a round, told the torchrun way; the job's exit code. */
+static int report_failure(launch_agent_t *a, int round, int last)
+{
+    int code = 1, node = 0, rank = -1, local = -1, pid = 0, off = 0;
+    sscanf(a->fail, "%d %d %d %d %d %n", &code, &node, &rank, &local, &pid,
+           &off);
+    char where[64] = "";
+    if (node != a->o->node_rank)
+        snprintf(where, sizeof(where), " on node %d", node);
+    if (last)
+        agent_log(a, "rank %d (local %d%s, pid %d) %s; no restarts left", rank,
+                  local, where, pid, a->fail + off);
+    else
+        agent_log(a,
+                  "rank %d (local %d%s, pid %d) %s; restarting the group "
+                  "(restart %d of %d)",
+                  rank, local, where, pid, a->fail + off, round + 1,
+                  a->o->max_restarts);
+    return code ? code : 1;
+}
+
+static void fill_failure(const launch_agent_t *a, launch_result_t *res)
+{
+    int code = 1, node = 0, rank = -1, local = -1, pid = 0;
+    sscanf(a->fail, "%d %d %d %d %d", &code, &node, &rank, &local, &pid);
+    res->failed_rank = rank;
+    res->failed_local_rank = local;
+    res->failed_pid = pid;
+}
+
+static herd_status_t check_opts(const launch_opts_t *o, char *err,
+                                size_t errlen)
+{
+    const char *bad = NULL;
+    if (!o->argv || !o->argv[0])
+        bad = "no worker command given";
+    else if (o->nproc_per_node < 1)
+        bad = "--nproc-per-node must be at least 1";
+    else if (o->nnodes < 1 || o->node_rank < 0 || o->node_rank >= o->nnodes)
+        bad = "--node-rank must be in 0..nnodes-1";
+    else if (o->standalone && o->nnodes != 1)
+        bad = "--standalone runs one node (--nnodes 1)";
+    else if (o->max_restarts < 0)
+        bad = "--max-restarts must not be negative";
+    else if (o->master_port < 0 || o->master_port > 65535 ||
+             (o->master_port == 0 && o->nnodes > 1))
+        bad = "--master-port must be in 1..65535";
+    else if (!o->master_addr || !*o->master_addr)
+        bad = "--master-addr must not be empty";
+    else if (!(o->monitor_interval_s > 0) || o->stop_grace_s < 0)
+        bad = "--monitor-interval must be positive";
+    if (bad)
+        snprintf(err, errlen, "%s", bad);
+    return bad ? HERD_ERR_INVALID_ARG : HERD_OK;
+}
+
+static int is_loopback(const char *host)
+{
+    return !strncmp(host, "127.", 4) || !strcmp(host, "localhost") ||
+           !strcmp(host, "::1");
+}
+
+/* Node 0 hosts the store; with several nodes every agent also joins it. */
+static herd_status_t agent_store(launch_agent_t *a, char *err, size_t errlen)
+{
+    const launch_opts_t *o = a->o;
+    const char *token = getenv("HERD_STORE_TOKEN");
+    a->g.port = o->standalone ? 0 : o->master_port;
+    a->g.store_hosted = 1;
+    herd_status_t st = HERD_OK;
+    if (o->node_rank == 0) {
+        const char *bind = o->standalone || is_loopback(o->master_addr)
+                               ? (o->standalone ? "127.0.0.1" : o->master_addr)
+                               : NULL;
+        st = store_server_start(bind, a->g.port, token, &a->srv);
+        if (st != HERD_OK) {
+            snprintf(err, errlen,
+                     "cannot host the store on port %d: %s (another job "
+                     "there? choose --master-port or --standalone)",
+                     a->g.port, herd_status_string(st));
+            return st;
+        }
+        a->g.port = store_server_port(a->srv);
+    }
+    if (o->nnodes > 1) {
+        st = store_client_connect(o->master_addr, a->g.port, token,
+                                  o->store_timeout_s, &a->cl);
+        if (st != HERD_OK)
+            snprintf(err, errlen, "cannot reach the store at %s:%d: %s",
+                     o->master_addr, a->g.port, herd_status_string(st));
+    }
+    return st;
+}
+
+/* Node 0 keeps the store up until every node has said goodbye. */
+static void agent_goodbye(launch_agent_t *a, int round)
+{
+    if (!a->cl)
+        return;
+    char key[256];
+    key_of(a, key, sizeof(key), round, "bye", a->o->node_rank);
+    store_set(a->cl, key, "1", 1);
+    if (a->o->node_rank != 0)
+        return;
+    for (int i = 1; i < a->o->nnodes; i++) {
+        key_of(a, key, sizeof(key), round, "bye", i);
+        const char *k = key;
+        if (store_wait(a->cl, &k, 1, 30.0) != HERD_OK)
+            break;
+    }
+}
+
+/* Restart rounds until success, a signal, or no restarts left. */
+static herd_status_t agent_rounds(launch_agent_t *a, launch_result_t *res,
+                                  char *err, size_t errlen)
+{
+    for (int round = 0;; round++) {
+        a->fail[0] = '\0';
+        res->restarts = round;
+        round_end_t end = round_run(a, round, err, errlen);
+        if (end == ROUND_OK) {
+            agent_goodbye(a, round);
+            res->exit_code = 0;
+            return HERD_OK;
+        }
+        if (end == ROUND_SIGNALED) {
+            res->signal = a->sig;
+            res->exit_code = 128 + a->sig;
+            return HERD_OK;
+        }
+        if (end == ROUND_ERROR) {
+            if (!err[0])
+                snprintf(err, errlen, "lost the store at %s:%d",
+                         a->o->master_addr, a->g.port);
+            return HERD_ERR_PEER_FAILED;
+        }
+        int last = round >= a->o->max_restarts;
+        fill_failure(a, res);
+        res->exit_code = report_failure(a, round, last);
+        if (last)
+            return HERD_OK;
+    }
+}
+
+static herd_status_t agent_init(launch_agent_t *a, const launch_opts_t *o,
+                                sigset_t *old, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof(*a));
+    a->o = o;
+    a->sfd = -1;
+    if (o->standalone && !strcmp(o->run_id, "none"))
+        snprintf(a->run_id, sizeof(a->run_id), "standalone-%ld-%ld",
+                 (long)getpid(), (long)time(NULL));
+    else
+        snprintf(a->run_id, sizeof(a->run_id), "%s", o->run_id);
+    a->g.o = o;
+    a->g.run_id = a->run_id;
+    a->g.n = o->nproc_per_node;
+    a->g.failed = -1;
+    a->g.child_mask = *old;
+    if (!(a->g.w = calloc((size_t)a->g.n, sizeof(*a->g.w)))) {
+        snprintf(err, errlen, "out of memory");
+        return HERD_ERR_NO_MEMORY;
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGCHLD);
+    a->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (a->sfd < 0) {
+        snprintf(err, errlen, "signalfd: %s", strerror(errno));
+        return HERD_ERR_IO;
+    }
+    return agent_store(a, err, errlen);
+}
+
+herd_status_t launch_run(const launch_opts_t *o, launch_result_t *out,
+                         char *err, size_t errlen)
+{
+    char scratch[8];
+    if (!err || !errlen)
+        err = scratch, errlen = sizeof(scratch);
+    err[0] = '\0';
+    if (!o || !out)
+        return HERD_ERR_INVALID_ARG;
+    herd_status_t st = check_opts(o, err, errlen);
+    if (st != HERD_OK)
+        return st;
+    /* Signals are read from a signalfd, so they are blocked first (the
+     * store thread started below inherits the block). */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    launch_agent_t a;
+    launch_result_t res = {.failed_rank = -1, .failed_local_rank = -1};
+    st = agent_init(&a, o, &old, err, errlen);
+    if (st == HERD_OK)
+        st = agent_rounds(&a, &res, err, errlen);
+    store_client_close(a.cl);
+    store_server_stop(a.srv);
+    if (a.sfd >= 0) {
+        agent_signals(&a);
+        close(a.sfd);
+    }
+    free(a.g.w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (st == HERD_OK)
+        *out = res;
+    return st;
+}

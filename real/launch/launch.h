@@ -1,0 +1,49 @@
+/* real/launch/launch.h - the torchrun-like launcher behind `herd launch`:
+ * starts this node's workers with torchrun's environment, hosts the
+ * rendezvous store on node 0, watches the workers, stops the group when
+ * one fails and restarts it up to max_restarts times. */
+#ifndef HERD_REAL_LAUNCH_H
+#define HERD_REAL_LAUNCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <herd/herd.h>
+
+typedef struct launch_opts {
+    int nproc_per_node;        /* workers on this node (default 1) */
+    int nnodes;                /* nodes in the job (default 1) */
+    int node_rank;             /* this node (default 0) */
+    const char *master_addr;   /* default "127.0.0.1" */
+    int master_port;           /* default 29500 */
+    int max_restarts;          /* default 0 */
+    int standalone;            /* store on a free local port (one node) */
+    double monitor_interval_s; /* how often to look at the store (0.1) */
+    const char *run_id;        /* TORCHELASTIC_RUN_ID (default "none") */
+    const char *role_name;     /* ROLE_NAME (default "default") */
+    double stop_grace_s;       /* SIGTERM, then SIGKILL after this (5) */
+    double store_timeout_s;    /* joining node 0's store (300) */
+    int quiet;                 /* no progress lines on stderr */
+    char *const *argv;         /* the worker command, NULL-terminated */
+} launch_opts_t;
+
+/* Fill the defaults above (argv NULL). */
+void launch_opts_init(launch_opts_t *o);
+
+typedef struct launch_result {
+    int exit_code;   /* what the launcher should exit with */
+    int failed_rank; /* the rank that failed last, -1 if none */
+    int failed_local_rank;
+    pid_t failed_pid;
+    int restarts; /* group restarts performed */
+    int signal;   /* the signal that stopped the launcher, 0 if none */
+} launch_result_t;
+
+/* Run the job to completion. Returns HERD_OK when the launcher itself
+ * worked (see out->exit_code for the job's outcome, 0 when every worker
+ * succeeded), or an error with a message in err (bad options, the master
+ * port taken, no fork). Never leaves a child behind. */
+herd_status_t launch_run(const launch_opts_t *o, launch_result_t *out,
+                         char *err, size_t errlen);
+
+#endif
