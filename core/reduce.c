@@ -15,8 +15,9 @@
  *    2p+2 bits for both, so each combine is correctly rounded.
  *  - AVG finishes with a division by p: truncating toward zero for
  *    integers (C and NCCL integer division), IEEE division for floats.
- * The loops take no `restrict` because dst may equal a or b; the file is
- * built with -O3 (core/CMakeLists.txt) so GCC vectorises them with a
+ * The loops take no `restrict` because dst may equal a or b. The file is
+ * built with -O3 -fno-trapping-math (core/CMakeLists.txt): GCC then
+ * vectorises every loop that the target's SIMD can express, with a
  * runtime overlap check. */
 #include <string.h>
 
