@@ -26,7 +26,13 @@ typedef struct rec {
     int ring_p, ring_steps;
     uint64_t ring_chunk;
     uint64_t ring_end;
+    /* halving-doubling (hd_p ranks) or a chunked chain broadcast */
+    int hd_p, chain_p, chain_k;
+    uint64_t hd_n, chain_chunk;
 } rec_t;
+
+static void drive_hd(rec_t *r, uintptr_t k, uint64_t t);
+static void drive_chain(rec_t *r, uintptr_t k, uint64_t t);
 
 static void on_done(void *ctx, uint64_t t, int delivered, void *arg)
 {
@@ -40,8 +46,16 @@ static void on_done(void *ctx, uint64_t t, int delivered, void *arg)
         else
             r->sent[id] = t;
     }
-    if (!r->ring_p || !delivered || id < MAXEV)
+    if (!delivered || id < MAXEV)
         return;
+    if (r->hd_p) {
+        drive_hd(r, id - MAXEV, t);
+        return;
+    }
+    if (r->chain_p) {
+        drive_chain(r, id - MAXEV, t);
+        return;
+    }
     /* ring flow ids: MAXEV + step * p + receiving rank */
     uintptr_t k = id - MAXEV;
     int step = (int)(k / (uintptr_t)r->ring_p), rank = (int)(k % r->ring_p);
@@ -88,6 +102,14 @@ static void flow(rec_t *r, uint64_t now, int src, int dst, int ch,
 {
     ck_assert_int_eq(
         sim_net_flow_start(r->net, now, src, dst, ch, bytes, (void *)id),
+        HERD_OK);
+}
+
+static void flow_ck(rec_t *r, uint64_t now, int src, int dst, uint64_t bytes,
+                    uintptr_t id)
+{
+    ck_assert_int_eq(
+        sim_net_flow_start(r->net, now, src, dst, 0, bytes, (void *)id),
         HERD_OK);
 }
 
@@ -360,6 +382,87 @@ static uint64_t ring_run(int nodes, int gpn, uint64_t n)
     return end;
 }
 
+/* Halving-doubling all_reduce: log p steps of recursive halving (reduce-
+ * scatter), then log p of recursive doubling (all-gather); step s moves
+ * n / 2^(s+1) bytes (halving) or the mirror (doubling). Flow id:
+ * MAXEV + step * p + receiving rank. */
+static int hd_log(int p)
+{
+    int l = 0;
+    while ((1 << l) < p)
+        l++;
+    return l;
+}
+
+static void hd_send(rec_t *r, uint64_t t, int rank, int step)
+{
+    int lg = hd_log(r->hd_p);
+    int k = step < lg ? step : 2 * lg - 1 - step;
+    int peer = rank ^ (r->hd_p >> (k + 1));
+    uint64_t bytes = r->hd_n >> (k + 1);
+    flow_ck(r, t, rank, peer, bytes, MAXEV + (uintptr_t)step * r->hd_p + peer);
+}
+
+static void drive_hd(rec_t *r, uintptr_t k, uint64_t t)
+{
+    int step = (int)(k / (uintptr_t)r->hd_p), rank = (int)(k % r->hd_p);
+    if (step + 1 == 2 * hd_log(r->hd_p)) {
+        if (t > r->ring_end)
+            r->ring_end = t;
+        return;
+    }
+    hd_send(r, t, rank, step + 1);
+}
+
+/* A chain broadcast from rank 0 in k chunks: rank r forwards chunk j as
+ * soon as it has it. Flow id: MAXEV + chunk * p + receiving rank. */
+static void drive_chain(rec_t *r, uintptr_t k, uint64_t t)
+{
+    int chunk = (int)(k / (uintptr_t)r->chain_p);
+    int rank = (int)(k % r->chain_p);
+    if (rank + 1 == r->chain_p) {
+        if (t > r->ring_end)
+            r->ring_end = t;
+        return;
+    }
+    flow_ck(r, t, rank, rank + 1, r->chain_chunk,
+            MAXEV + (uintptr_t)chunk * r->chain_p + rank + 1);
+}
+
+START_TEST(halving_doubling_closed_form)
+{
+    /* 2 log2(p) alpha + 2 (p-1)/p n / beta */
+    herd_sim_opts_t o;
+    opts_flat(&o, 8, 1);
+    rec_t *r = rec_new(&o);
+    r->hd_p = 8;
+    r->hd_n = 8000000;
+    for (int i = 0; i < 8; i++)
+        hd_send(r, 0, i, 0);
+    run(r);
+    ck_assert_uint_eq(r->ring_end, 6 * 2000 + 2 * 7000000);
+    rec_free(r);
+}
+END_TEST
+
+START_TEST(chain_broadcast_pipelines)
+{
+    /* FIFO connections pipeline the chunks: (p-1) alpha + (k+p-2) n/(k beta)
+     * instead of (p-1) (alpha + n/beta) without chunking. */
+    herd_sim_opts_t o;
+    opts_flat(&o, 6, 1);
+    rec_t *r = rec_new(&o);
+    r->chain_p = 6;
+    r->chain_k = 10;
+    r->chain_chunk = 100000;
+    for (int j = 0; j < 10; j++)
+        flow_ck(r, 0, 0, 1, r->chain_chunk, MAXEV + (uintptr_t)j * 6 + 1);
+    run(r);
+    ck_assert_uint_eq(r->ring_end, 5 * 2000 + 14 * 100000);
+    rec_free(r);
+}
+END_TEST
+
 START_TEST(ring_closed_form)
 {
     /* 2(p-1) alpha + 2(p-1)/p n / beta, to the nanosecond */
@@ -495,6 +598,8 @@ static Suite *suite(void)
     tcase_add_test(tc, fattree_oversub);
     tcase_add_test(tc, rail_topology);
     tcase_add_test(tc, ring_closed_form);
+    tcase_add_test(tc, halving_doubling_closed_form);
+    tcase_add_test(tc, chain_broadcast_pipelines);
     tcase_add_test(tc, deterministic);
     tcase_add_test(tc, invalid_input);
     tcase_add_test(tc, opts_defaults);
