@@ -5,11 +5,13 @@
  * predecessor has been delivered. Prints flows, events, wall time,
  * events per second and the simulated time.
  *
- *   bench_net_flows [nodes] [gpus_per_node] [channels] [bytes]
- * (defaults: 64 8 16 1073741824, i.e. 8.4 M flows, 8192 in flight) */
+ *   bench_net_flows [nodes] [gpus_per_node] [channels] [bytes] [topo]
+ * (defaults: 64 8 16 1073741824 flat, i.e. 8.4 M flows, 8192 in flight;
+ * topo: flat, fattree (8 nodes per leaf, 4:1) or rail (2:1)) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "sim/net.h"
@@ -59,6 +61,15 @@ int main(int argc, char **argv)
     o.cluster.gpus_per_node = argc > 2 ? atoi(argv[2]) : 8;
     ring_t r = {.ch = argc > 3 ? atoi(argv[3]) : 16};
     uint64_t bytes = argc > 4 ? strtoull(argv[4], NULL, 10) : 1ull << 30;
+    const char *topo = argc > 5 ? argv[5] : "flat";
+    if (strcmp(topo, "fattree") == 0) {
+        o.cluster.topo = HERD_TOPO_FATTREE;
+        o.cluster.nodes_per_leaf = 8;
+        o.cluster.oversub = 4;
+    } else if (strcmp(topo, "rail") == 0) {
+        o.cluster.topo = HERD_TOPO_RAIL;
+        o.cluster.oversub = 2;
+    }
     r.p = o.cluster.nodes * o.cluster.gpus_per_node;
     if (r.p < 2 || r.ch < 1) {
         fprintf(stderr, "bench_net_flows: need >= 2 ranks and >= 1 channel\n");
@@ -86,8 +97,8 @@ int main(int argc, char **argv)
     double wall = now_s() - t0;
     sim_net_stats_t s;
     sim_net_stats(r.net, &s);
-    printf("ranks %d channels %d bytes %llu chunk %llu\n", r.p, r.ch,
-           (unsigned long long)bytes, (unsigned long long)r.chunk);
+    printf("ranks %d channels %d bytes %llu chunk %llu topo %s\n", r.p, r.ch,
+           (unsigned long long)bytes, (unsigned long long)r.chunk, topo);
     printf("flows %llu events %llu recomputes %llu peak_in_flight %llu\n",
            (unsigned long long)s.flows, (unsigned long long)r.events,
            (unsigned long long)s.recomputes, (unsigned long long)s.peak_active);
