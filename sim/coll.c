@@ -1,0 +1,274 @@
+/* sim/coll.c - collective instances: the ranks of a group that post the
+ * collective with the same sequence number meet in one sim_inst_t. The
+ * first poster's arguments are the reference (op, count, dtype, root,
+ * algorithm, channels, chunk), later posters are checked against them
+ * like TORCH_DISTRIBUTED_DEBUG=DETAIL does, and a mismatched collective is
+ * never executed. Each member lowers its own schedule when it posts. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+#define SIM_INST_POSTED 1
+#define SIM_INST_DONE 2
+#define SIM_INST_BAD 4
+
+static uint64_t inst_key(int group, uint64_t seq)
+{
+    return ((uint64_t)(uint32_t)group << 40) ^ seq;
+}
+
+int sim_inst_world_rank(const sim_inst_t *inst, int member)
+{
+    return inst->world_ranks ? inst->world_ranks[member] : member;
+}
+
+static int has_root(herd_coll_t c)
+{
+    return c == HERD_COLL_BROADCAST || c == HERD_COLL_REDUCE ||
+           c == HERD_COLL_GATHER || c == HERD_COLL_SCATTER;
+}
+
+static int has_op(herd_coll_t c)
+{
+    return c == HERD_COLL_ALL_REDUCE || c == HERD_COLL_REDUCE ||
+           c == HERD_COLL_REDUCE_SCATTER;
+}
+
+static void inst_free(sim_inst_t *inst)
+{
+    for (int m = 0; m < inst->p; m++) {
+        if (inst->execs[m])
+            sim_exec_destroy(inst->execs[m]);
+        for (sim_early_t *e = inst->early[m], *n; e; e = n) {
+            n = e->next;
+            free(e->payload);
+            free(e);
+        }
+    }
+    free(inst->world_ranks);
+    free(inst->posted);
+    free(inst->execs);
+    free(inst->early);
+    free(inst);
+}
+
+static herd_algo_t resolve_algo(const sim_comm_t *c, const core_coll_args_t *a)
+{
+    if (a->algo != HERD_ALGO_AUTO)
+        return a->algo;
+    uint64_t bytes = a->count * herd_dtype_size(a->dtype);
+    return core_sched_pick(a->coll, c->base.size, bytes);
+}
+
+static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
+                              const core_coll_args_t *a, sim_inst_t **out)
+{
+    int p = c->base.size;
+    herd_algo_t algo = resolve_algo(c, a);
+    if (!core_sched_supports(algo, a->coll))
+        return core_comm_error(&c->base, HERD_ERR_UNSUPPORTED,
+                               "%s: algorithm %s does not implement it",
+                               herd_coll_name(a->coll), herd_algo_name(algo));
+    sim_inst_t *inst = calloc(1, sizeof(*inst));
+    if (!inst)
+        return HERD_ERR_NO_MEMORY;
+    inst->posted = calloc((size_t)p, 1);
+    inst->execs = calloc((size_t)p, sizeof(*inst->execs));
+    inst->early = calloc((size_t)p, sizeof(*inst->early));
+    if (c->base.world_ranks) {
+        inst->world_ranks = malloc((size_t)p * sizeof(int));
+        if (inst->world_ranks)
+            memcpy(inst->world_ranks, c->base.world_ranks,
+                   (size_t)p * sizeof(int));
+    }
+    inst->p = p;
+    inst->group = c->base.group_id;
+    inst->seq = a->seq;
+    inst->key = inst_key(inst->group, inst->seq);
+    inst->args = *a;
+    inst->args.label = NULL;
+    inst->algo = algo;
+    inst->first_rank = c->base.rank;
+    inst->t_first = w->now;
+    inst->timeout_s = c->base.timeout_s;
+    herd_status_t st = HERD_ERR_NO_MEMORY;
+    if (inst->posted && inst->execs && inst->early &&
+        (inst->world_ranks || !c->base.world_ranks))
+        st = sim_htab_put(&w->insts, inst->key, inst);
+    if (st != HERD_OK) {
+        inst_free(inst);
+        return st;
+    }
+    inst->in_table = 1;
+    inst->next_all = w->all_insts;
+    if (w->all_insts)
+        w->all_insts->prev_all = inst;
+    w->all_insts = inst;
+    double t = inst->timeout_s * 1e9;
+    if (t < 1.8e19 && sim_push(w, w->now + (uint64_t)llround(t), SIM_EV_TIMEOUT,
+                               0, inst) == HERD_OK)
+        inst->timeout_queued = 1;
+    *out = inst;
+    return HERD_OK;
+}
+
+static sim_diag_class_t compare_args(const core_coll_args_t *ref,
+                                     const core_coll_args_t *a)
+{
+    if (ref->coll != a->coll)
+        return SIM_DIAG_COLL_MISMATCH;
+    if (ref->count != a->count)
+        return SIM_DIAG_SIZE_MISMATCH;
+    if (ref->dtype != a->dtype)
+        return SIM_DIAG_DTYPE_MISMATCH;
+    if (has_op(a->coll) && ref->op != a->op)
+        return SIM_DIAG_COLL_MISMATCH;
+    if (has_root(a->coll) && ref->root != a->root)
+        return SIM_DIAG_COLL_MISMATCH;
+    return SIM_DIAG_NONE;
+}
+
+static herd_status_t lower(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
+                           core_sched_t *s)
+{
+    const core_coll_args_t *a = &inst->args;
+    core_sched_desc_t d = {.coll = a->coll,
+                           .algo = inst->algo,
+                           .nranks = inst->p,
+                           .rank = c->base.rank,
+                           .root = a->root,
+                           .count = a->count,
+                           .elem_size = herd_dtype_size(a->dtype),
+                           .channels = a->channels > 0 ? a->channels : 1,
+                           .chunk_bytes = a->chunk_bytes,
+                           .ranks_per_node =
+                               inst->world_ranks ? 0 : w->gpus_per_node};
+    memset(s, 0, sizeof(*s));
+    herd_status_t st = core_sched_lower(&d, s);
+    if (st != HERD_OK)
+        return core_comm_error(
+            &c->base, st, "%s: lowering with algorithm %s failed (%s)",
+            herd_coll_name(a->coll), herd_algo_name(inst->algo),
+            herd_status_string(st));
+    return HERD_OK;
+}
+
+static void apply_early(sim_world_t *w, sim_inst_t *inst, int m, sim_exec_t *x)
+{
+    sim_early_t *e = inst->early[m];
+    inst->early[m] = NULL;
+    while (e) {
+        sim_early_t *n = e->next;
+        sim_exec_deliver(w, x, e->src, e->channel, e->k, e->payload);
+        free(e);
+        e = n;
+    }
+}
+
+herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
+                            sim_req_t *req)
+{
+    sim_world_t *w = c->w;
+    int m = c->base.rank;
+    sim_inst_t *inst =
+        sim_htab_get(&w->insts, inst_key(c->base.group_id, a->seq));
+    herd_status_t st;
+    if (!inst) {
+        st = inst_new(w, c, a, &inst);
+        if (st != HERD_OK)
+            return st;
+    }
+    req->inst = inst;
+    req->member = m;
+    req->algo = inst->algo;
+    if (inst->posted[m])
+        return core_comm_error(&c->base, HERD_ERR_INTERNAL,
+                               "%s: sequence number %llu posted twice",
+                               herd_coll_name(a->coll),
+                               (unsigned long long)a->seq);
+    sim_diag_class_t bad = compare_args(&inst->args, a);
+    if (bad != SIM_DIAG_NONE) {
+        if (inst->mismatch == SIM_DIAG_NONE)
+            inst->mismatch = bad;
+        inst->posted[m] = SIM_INST_POSTED | SIM_INST_BAD;
+        inst->nposted++;
+        return HERD_OK; /* never executed: the diagnosis reports it */
+    }
+    core_sched_t s;
+    st = lower(w, c, inst, &s);
+    sim_exec_t *x = NULL;
+    if (st == HERD_OK)
+        st = sim_exec_create(w, inst, m, req, &s, &x);
+    if (st != HERD_OK) {
+        core_sched_fini(&s);
+        return st;
+    }
+    inst->posted[m] = SIM_INST_POSTED;
+    inst->nposted++;
+    inst->execs[m] = x;
+    apply_early(w, inst, m, x);
+    sim_exec_start(w, x);
+    sim_world_drain(w);
+    return HERD_OK;
+}
+
+void sim_inst_maybe_free(sim_world_t *w, sim_inst_t *inst)
+{
+    if (inst->nposted < inst->p || inst->ndone < inst->p)
+        return;
+    if (inst->in_table) {
+        sim_htab_del(&w->insts, inst->key);
+        inst->in_table = 0;
+    }
+    if (inst->inflight || inst->timeout_queued)
+        return;
+    if (inst->prev_all)
+        inst->prev_all->next_all = inst->next_all;
+    else
+        w->all_insts = inst->next_all;
+    if (inst->next_all)
+        inst->next_all->prev_all = inst->prev_all;
+    inst_free(inst);
+}
+
+void sim_inst_member_done(sim_world_t *w, sim_inst_t *inst, int m,
+                          herd_status_t st)
+{
+    sim_exec_t *x = inst->execs[m];
+    inst->execs[m] = NULL;
+    inst->posted[m] |= SIM_INST_DONE;
+    inst->ndone++;
+    sim_req_t *req = sim_exec_req(x);
+    sim_exec_destroy(x);
+    sim_req_complete(w, req, st);
+    sim_inst_maybe_free(w, inst);
+}
+
+void sim_inst_timeout(sim_world_t *w, sim_inst_t *inst)
+{
+    inst->timeout_queued = 0;
+    if (inst->ndone == inst->p) {
+        sim_inst_maybe_free(w, inst);
+        return;
+    }
+    if (w->end_status == HERD_OK) {
+        w->end_status = HERD_ERR_TIMEOUT;
+        w->timed_out = inst;
+    }
+}
+
+void sim_inst_free_all(sim_world_t *w)
+{
+    while (w->all_insts) {
+        sim_inst_t *inst = w->all_insts;
+        w->all_insts = inst->next_all;
+        inst_free(inst);
+    }
+}
+
+int sim_inst_member_state(const sim_inst_t *inst, int m)
+{
+    return inst->posted[m];
+}

@@ -1,0 +1,349 @@
+/* sim/engine.c - the simulator's run loop: world set-up, rank contexts,
+ * the event loop that interleaves the event queue with the network model,
+ * blocking and waking ranks, and the end of a run (normal, hang, timeout)
+ * including the teardown that lets every unfinished rank unwind. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+/* After the run ended, a rank that keeps calling the API (ignoring the
+ * errors) is abandoned after this many calls, never looped on forever. */
+#define SIM_ABORT_CALL_LIMIT 100000
+
+herd_status_t sim_push(sim_world_t *w, uint64_t t, uint32_t type, uint32_t a,
+                       void *p)
+{
+    if (type == SIM_EV_TIMEOUT || type == SIM_EV_POLL)
+        w->timeouts_queued++;
+    return sim_evq_push(&w->q, t, type, a, p);
+}
+
+int sim_node_of(const sim_world_t *w, int world_rank)
+{
+    return world_rank / w->gpus_per_node;
+}
+
+void sim_rank_entry(void *arg)
+{
+    sim_rank_t *r = arg;
+    sim_world_t *w = r->w;
+    sim_ctx_started(&w->sched);
+    int rc = w->fn(&r->world_comm->base, w->fn_arg);
+    if (r->state != SIM_RANK_DEAD && r->state != SIM_RANK_EXITED) {
+        r->state = SIM_RANK_EXITED;
+        r->exit_code = rc;
+        r->t_end = w->now;
+        if (!w->aborting) {
+            w->live--;
+            if (rc != 0 && w->first_failed < 0) {
+                w->first_failed = r->id;
+                w->first_exit_code = rc;
+            }
+        }
+    }
+    sim_ctx_exit(&r->ctx, &w->sched);
+}
+
+static void resume(sim_world_t *w, sim_rank_t *r)
+{
+    r->state = SIM_RANK_READY;
+    sim_ctx_resume(&w->sched, &r->ctx);
+}
+
+/* In abort mode every call fails fast; a rank that never stops calling is
+ * parked for good. */
+static int abort_check(sim_rank_t *r)
+{
+    if (!r->w->aborting)
+        return 0;
+    if (++r->abort_calls > SIM_ABORT_CALL_LIMIT)
+        for (;;)
+            sim_ctx_yield(&r->ctx, &r->w->sched);
+    return 1;
+}
+
+static herd_status_t aborted_status(sim_world_t *w, sim_req_t *req)
+{
+    if (req->done)
+        return req->status;
+    if (w->end_status == HERD_ERR_TIMEOUT && req->inst &&
+        req->inst == w->timed_out)
+        return HERD_ERR_TIMEOUT;
+    return HERD_ERR_ABORTED;
+}
+
+static void wait_record(sim_world_t *w, sim_rank_t *r, const sim_req_t *req,
+                        uint64_t t0)
+{
+    herd_tl_rec_t rec = {.kind = HERD_TL_WAIT,
+                         .rank = r->id,
+                         .node = sim_node_of(w, r->id),
+                         .group = req->group,
+                         .seq = req->args.seq,
+                         .coll = req->args.coll,
+                         .algo = req->algo,
+                         .dtype = req->args.dtype,
+                         .op = req->args.op,
+                         .count = req->args.count,
+                         .peer = req->args.root,
+                         .start_ns = t0,
+                         .end_ns = w->now,
+                         .label = req->args.label,
+                         .status = req->status};
+    rec.bytes = rec.count * herd_dtype_size(rec.dtype);
+    core_comm_timeline(req->base.comm, &rec);
+}
+
+herd_status_t sim_rank_block(sim_rank_t *r, sim_req_t *req)
+{
+    sim_world_t *w = r->w;
+    if (abort_check(r))
+        return aborted_status(w, req);
+    if (req->done)
+        return req->status;
+    uint64_t t0 = w->now;
+    while (!req->done) {
+        r->waiting = req;
+        r->state = SIM_RANK_BLOCKED;
+        sim_ctx_yield(&r->ctx, &w->sched);
+        if (abort_check(r))
+            return aborted_status(w, req);
+    }
+    r->waiting = NULL;
+    if (w->now > t0)
+        wait_record(w, r, req, t0);
+    return req->status;
+}
+
+void sim_req_complete(sim_world_t *w, sim_req_t *req, herd_status_t st)
+{
+    if (req->done)
+        return;
+    req->done = 1;
+    req->status = st;
+    sim_req_timeline(w, req);
+    sim_rank_t *r = req->owner;
+    if (r->waiting == req && r->state == SIM_RANK_BLOCKED) {
+        r->waiting = NULL;
+        r->state = SIM_RANK_READY;
+        sim_push(w, w->now, SIM_EV_RESUME, (uint32_t)r->id, NULL);
+    }
+}
+
+void sim_req_timeline(sim_world_t *w, const sim_req_t *req)
+{
+    const core_coll_args_t *a = &req->args;
+    herd_tl_rec_t rec = {.kind = HERD_TL_COLL,
+                         .rank = req->owner->id,
+                         .node = sim_node_of(w, req->owner->id),
+                         .group = req->group,
+                         .seq = a->seq,
+                         .coll = a->coll,
+                         .algo = req->algo,
+                         .dtype = a->dtype,
+                         .op = a->op,
+                         .count = a->count,
+                         .peer = a->root,
+                         .start_ns = req->t_post,
+                         .end_ns = w->now,
+                         .label = a->label,
+                         .status = req->status};
+    rec.bytes = core_coll_send_count(a->coll, a->count, req->gsize) *
+                herd_dtype_size(a->dtype);
+    if (req->kind != SIM_REQ_COLL)
+        rec.peer = req->peer_world;
+    core_comm_timeline(req->base.comm, &rec);
+}
+
+void sim_rank_die(sim_world_t *w, sim_rank_t *r)
+{
+    if (r->state == SIM_RANK_DEAD || r->state == SIM_RANK_EXITED)
+        return;
+    r->state = SIM_RANK_DEAD;
+    r->t_end = w->now;
+    w->live--;
+    if (w->first_failed < 0) {
+        w->first_failed = r->id;
+        w->first_exit_code = -9; /* as if killed */
+    }
+}
+
+static void handle_event(sim_world_t *w, const sim_ev_t *ev)
+{
+    switch (ev->type) {
+    case SIM_EV_RESUME: {
+        sim_rank_t *r = &w->ranks[ev->a];
+        if (r->state == SIM_RANK_READY || r->state == SIM_RANK_SLEEP)
+            resume(w, r);
+        break;
+    }
+    case SIM_EV_STEP_DONE:
+        sim_exec_step_done(w, ev->p, ev->a);
+        sim_world_drain(w);
+        break;
+    case SIM_EV_DEATH:
+        sim_rank_die(w, &w->ranks[ev->a]);
+        break;
+    case SIM_EV_TIMEOUT:
+        w->timeouts_queued--;
+        sim_inst_timeout(w, ev->p);
+        break;
+    case SIM_EV_POLL: {
+        w->timeouts_queued--;
+        sim_rank_t *r = &w->ranks[ev->a];
+        if (r->state == SIM_RANK_SLEEP)
+            resume(w, r);
+        break;
+    }
+    }
+}
+
+static void run_loop(sim_world_t *w)
+{
+    while (w->live > 0 && w->end_status == HERD_OK) {
+        uint64_t tn = sim_net_next_time(w->net);
+        uint64_t tq = sim_evq_next_time(&w->q);
+        if (tn == UINT64_MAX && w->q.n <= w->timeouts_queued) {
+            w->end_status = HERD_ERR_HANG;
+            break;
+        }
+        if (tn <= tq) {
+            w->now = tn;
+            sim_net_advance(w->net, tn);
+            sim_world_drain(w);
+            continue;
+        }
+        sim_ev_t ev;
+        sim_evq_pop(&w->q, &ev);
+        w->now = ev.time;
+        w->events++;
+        handle_event(w, &ev);
+    }
+}
+
+sim_req_t *sim_req_new(sim_comm_t *c, sim_req_kind_t kind,
+                       const core_coll_args_t *a)
+{
+    sim_req_t *req = calloc(1, sizeof(*req));
+    if (!req)
+        return NULL;
+    sim_rank_t *r = c->r;
+    req->base.ops = &sim_engine_ops;
+    req->base.comm = &c->base;
+    req->kind = kind;
+    req->owner = r;
+    req->args = *a;
+    if (a->label)
+        snprintf(req->label, sizeof(req->label), "%s", a->label);
+    req->args.label = req->label[0] ? req->label : NULL;
+    req->algo = a->algo;
+    req->group = c->base.group_id;
+    req->gsize = c->base.size;
+    req->peer_world = -1;
+    req->t_post = c->w->now;
+    req->member = -1;
+    req->next_all = r->reqs;
+    if (r->reqs)
+        r->reqs->prev_all = req;
+    r->reqs = req;
+    return req;
+}
+
+void sim_req_release(sim_req_t *req)
+{
+    sim_rank_t *r = req->owner;
+    if (req->prev_all)
+        req->prev_all->next_all = req->next_all;
+    else
+        r->reqs = req->next_all;
+    if (req->next_all)
+        req->next_all->prev_all = req->prev_all;
+    free(req);
+}
+
+/* The end of a run: every rank that has not returned is resumed with the
+ * run marked over, so its calls fail and it can unwind and free what it
+ * holds (dead ranks too: the simulated process is gone either way). */
+void sim_world_abort_ranks(sim_world_t *w)
+{
+    w->aborting = 1;
+    for (int i = 0; i < w->n; i++) {
+        sim_rank_t *r = &w->ranks[i];
+        if (r->state == SIM_RANK_EXITED || !r->ctx.map)
+            continue;
+        if (r->abort_calls > SIM_ABORT_CALL_LIMIT)
+            continue;
+        sim_ctx_resume(&w->sched, &r->ctx);
+    }
+}
+
+void sim_world_loop(sim_world_t *w)
+{
+    run_loop(w);
+}
+
+/* Compute: virtual time scaled by the rank's slowdown and seeded jitter. */
+herd_status_t sim_rank_compute(sim_rank_t *r, double seconds, const char *label)
+{
+    sim_world_t *w = r->w;
+    if (abort_check(r))
+        return HERD_ERR_ABORTED;
+    double f = r->compute_factor *
+               sim_rng_jitter(&r->rng, w->opts.jitter, w->opts.jitter_sigma);
+    double ns = seconds * 1e9 * f;
+    uint64_t dur = ns >= 1.8e19 ? UINT64_MAX / 2 : (uint64_t)llround(ns);
+    uint64_t t0 = w->now;
+    herd_status_t st =
+        sim_push(w, t0 + dur, SIM_EV_RESUME, (uint32_t)r->id, NULL);
+    if (st != HERD_OK)
+        return st;
+    r->state = SIM_RANK_SLEEP;
+    sim_ctx_yield(&r->ctx, &w->sched);
+    if (abort_check(r))
+        return HERD_ERR_ABORTED;
+    herd_tl_rec_t rec = {.kind = HERD_TL_COMPUTE,
+                         .rank = r->id,
+                         .node = sim_node_of(w, r->id),
+                         .peer = -1,
+                         .start_ns = t0,
+                         .end_ns = w->now,
+                         .label = label};
+    core_comm_timeline(&r->world_comm->base, &rec);
+    return HERD_OK;
+}
+
+/* Park a rank that died inside one of its own calls. */
+herd_status_t sim_rank_park_dead(sim_rank_t *r)
+{
+    while (!r->w->aborting)
+        sim_ctx_yield(&r->ctx, &r->w->sched);
+    abort_check(r);
+    return HERD_ERR_ABORTED;
+}
+
+int sim_rank_aborting(sim_rank_t *r)
+{
+    return abort_check(r);
+}
+
+/* The first unfinished test is free; in a polling loop the rank sleeps
+ * until the next thing happens (at least 1 us), so time moves on and a
+ * loop that can never finish is still found as a hang. */
+void sim_rank_poll(sim_rank_t *r)
+{
+    sim_world_t *w = r->w;
+    if (++r->poll_streak < 2)
+        return;
+    uint64_t tn = sim_net_next_time(w->net), tq = sim_evq_next_time(&w->q);
+    uint64_t next = tn < tq ? tn : tq;
+    uint64_t t = w->now + 1000;
+    if (next != UINT64_MAX && next > t)
+        t = next;
+    if (sim_push(w, t, SIM_EV_POLL, (uint32_t)r->id, NULL) != HERD_OK)
+        return;
+    r->state = SIM_RANK_SLEEP;
+    sim_ctx_yield(&r->ctx, &w->sched);
+}

@@ -1,0 +1,436 @@
+/* sim/exec.c - executes one member's schedule of a collective in virtual
+ * time, following core/sched.h's rules: a step starts when its
+ * dependencies are done and the previous step on its connection (peer,
+ * channel, direction) has started; the k-th send to a peer on a channel
+ * matches that peer's k-th receive from us on that channel. A SEND starts
+ * a flow on the network model and completes when its last byte left; a
+ * RECV completes at max(its own readiness, delivery), a RECV_REDUCE one
+ * local reduction later (bytes / cluster.reduce_bw). Steps whose
+ * dependencies complete at the same instant are started from a work list,
+ * never by recursion. With real buffers the data moves and reduces too. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/reduce.h"
+#include "sim/sim.h"
+
+#define XS_NONE UINT32_MAX
+
+enum { XS_IDLE, XS_STARTED, XS_DONE };
+
+typedef struct sim_xstep {
+    uint32_t wait;      /* deps not done + connection predecessor unstarted */
+    uint32_t conn_next; /* next step on the same connection */
+    uint32_t k;         /* index of this step on its connection */
+    uint8_t state;
+    uint8_t arrived; /* receives: the message is here */
+} sim_xstep_t;
+
+struct sim_exec {
+    sim_world_t *w;
+    sim_inst_t *inst;
+    int member;
+    sim_req_t *req;
+    sim_rank_t *rank;
+    core_sched_t s;
+    sim_xstep_t *xs;
+    uint32_t *rdep_off, *rdeps;  /* who depends on each step (CSR) */
+    sim_htab_t conns;            /* (channel, peer) -> receive conn + 1 */
+    uint32_t *crecv_off, *crecv; /* per receive conn: its steps in order */
+    uint32_t nconns;
+    uint32_t nleft;
+    size_t esize;
+    int real;
+    uint8_t *buf[3];
+    uint64_t buflen[3];
+    void **payload;
+    herd_status_t err;
+};
+
+sim_req_t *sim_exec_req(const sim_exec_t *x)
+{
+    return x->req;
+}
+
+static uint64_t conn_key(int channel, int peer)
+{
+    return ((uint64_t)(uint32_t)channel << 32) | (uint32_t)peer;
+}
+
+void sim_exec_destroy(sim_exec_t *x)
+{
+    if (!x)
+        return;
+    if (x->payload) {
+        for (uint32_t i = 0; i < x->s.nsteps; i++)
+            free(x->payload[i]);
+        free(x->payload);
+    }
+    core_sched_fini(&x->s);
+    free(x->xs);
+    free(x->rdep_off);
+    free(x->rdeps);
+    sim_htab_fini(&x->conns);
+    free(x->crecv_off);
+    free(x->crecv);
+    free(x->buf[CORE_BUF_SCRATCH]);
+    free(x);
+}
+
+static herd_status_t build_rdeps(sim_exec_t *x)
+{
+    const core_sched_t *s = &x->s;
+    x->rdep_off = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
+    x->rdeps = malloc(((size_t)s->ndeps + 1) * sizeof(uint32_t));
+    if (!x->rdep_off || !x->rdeps)
+        return HERD_ERR_NO_MEMORY;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const core_step_t *st = &s->steps[i];
+        x->xs[i].wait += st->ndeps;
+        for (uint32_t j = 0; j < st->ndeps; j++)
+            x->rdep_off[s->deps[st->dep_off + j] + 1]++;
+    }
+    for (uint32_t i = 0; i < s->nsteps; i++)
+        x->rdep_off[i + 1] += x->rdep_off[i];
+    uint32_t *fill = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
+    if (!fill)
+        return HERD_ERR_NO_MEMORY;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const core_step_t *st = &s->steps[i];
+        for (uint32_t j = 0; j < st->ndeps; j++) {
+            uint32_t d = s->deps[st->dep_off + j];
+            x->rdeps[x->rdep_off[d] + fill[d]++] = i;
+        }
+    }
+    free(fill);
+    return HERD_OK;
+}
+
+/* Chains each connection's steps (conn_next, k) and numbers the receive
+ * connections for delivery lookups. */
+static herd_status_t build_conns(sim_exec_t *x)
+{
+    const core_sched_t *s = &x->s;
+    sim_htab_t last = {0};
+    herd_status_t st = HERD_OK;
+    for (uint32_t i = 0; i < s->nsteps && st == HERD_OK; i++) {
+        const core_step_t *p = &s->steps[i];
+        x->xs[i].conn_next = XS_NONE;
+        if (p->kind == CORE_STEP_COPY)
+            continue;
+        int recv = p->kind != CORE_STEP_SEND;
+        uint64_t key = conn_key(p->channel, p->peer) | ((uint64_t)recv << 63);
+        uintptr_t prev = (uintptr_t)sim_htab_get(&last, key);
+        if (prev) {
+            x->xs[prev - 1].conn_next = i;
+            x->xs[i].wait++;
+            x->xs[i].k = x->xs[prev - 1].k + 1;
+        } else if (recv) {
+            st = sim_htab_put(&x->conns, conn_key(p->channel, p->peer),
+                              (void *)(uintptr_t)(++x->nconns));
+        }
+        if (st == HERD_OK)
+            st = sim_htab_put(&last, key, (void *)(uintptr_t)(i + 1));
+    }
+    sim_htab_fini(&last);
+    return st;
+}
+
+static herd_status_t build_recv_index(sim_exec_t *x)
+{
+    const core_sched_t *s = &x->s;
+    x->crecv_off = calloc((size_t)x->nconns + 1, sizeof(uint32_t));
+    x->crecv = malloc(((size_t)s->nsteps + 1) * sizeof(uint32_t));
+    if (!x->crecv_off || !x->crecv)
+        return HERD_ERR_NO_MEMORY;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const core_step_t *p = &s->steps[i];
+        if (p->kind == CORE_STEP_RECV || p->kind == CORE_STEP_RECV_REDUCE) {
+            uintptr_t c = (uintptr_t)sim_htab_get(
+                &x->conns, conn_key(p->channel, p->peer));
+            x->crecv_off[c]++;
+        }
+    }
+    for (uint32_t c = 0; c < x->nconns; c++)
+        x->crecv_off[c + 1] += x->crecv_off[c];
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const core_step_t *p = &s->steps[i];
+        if (p->kind == CORE_STEP_RECV || p->kind == CORE_STEP_RECV_REDUCE) {
+            uintptr_t c = (uintptr_t)sim_htab_get(
+                &x->conns, conn_key(p->channel, p->peer));
+            x->crecv[x->crecv_off[c - 1] + x->xs[i].k] = i;
+        }
+    }
+    return HERD_OK;
+}
+
+static herd_status_t setup_buffers(sim_exec_t *x, const sim_req_t *req)
+{
+    const core_coll_args_t *a = &req->args;
+    int p = x->inst->p;
+    x->buf[CORE_BUF_IN] = (uint8_t *)(uintptr_t)a->sendbuf;
+    x->buf[CORE_BUF_OUT] = a->recvbuf;
+    x->buflen[CORE_BUF_IN] =
+        a->sendbuf ? core_coll_send_count(a->coll, a->count, p) : 0;
+    x->buflen[CORE_BUF_OUT] =
+        a->recvbuf ? core_coll_recv_count(a->coll, a->count, p) : 0;
+    x->buflen[CORE_BUF_SCRATCH] = x->s.scratch_count;
+    if (!x->real)
+        return HERD_OK;
+    if (x->s.scratch_count) {
+        x->buf[CORE_BUF_SCRATCH] = calloc(x->s.scratch_count, x->esize);
+        if (!x->buf[CORE_BUF_SCRATCH])
+            return HERD_ERR_NO_MEMORY;
+    }
+    x->payload = calloc((size_t)x->s.nsteps + 1, sizeof(void *));
+    return x->payload ? HERD_OK : HERD_ERR_NO_MEMORY;
+}
+
+herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
+                              sim_req_t *req, core_sched_t *sched,
+                              sim_exec_t **out)
+{
+    sim_exec_t *x = calloc(1, sizeof(*x));
+    if (!x)
+        return HERD_ERR_NO_MEMORY;
+    x->w = w;
+    x->inst = inst;
+    x->member = member;
+    x->req = req;
+    x->rank = &w->ranks[sim_inst_world_rank(inst, member)];
+    x->s = *sched; /* taken over */
+    memset(sched, 0, sizeof(*sched));
+    x->esize = herd_dtype_size(inst->args.dtype);
+    x->real = w->opts.real_buffers != 0;
+    x->nleft = x->s.nsteps;
+    x->xs = calloc((size_t)x->s.nsteps + 1, sizeof(*x->xs));
+    herd_status_t st = x->xs ? HERD_OK : HERD_ERR_NO_MEMORY;
+    if (st == HERD_OK)
+        st = build_rdeps(x);
+    if (st == HERD_OK)
+        st = build_conns(x);
+    if (st == HERD_OK)
+        st = build_recv_index(x);
+    if (st == HERD_OK)
+        st = setup_buffers(x, req);
+    if (st != HERD_OK) {
+        sim_exec_destroy(x);
+        return st;
+    }
+    *out = x;
+    return HERD_OK;
+}
+
+/* Real buffers: the element range a step names, or NULL (and an error on
+ * the exec) if the schedule points outside the buffer. */
+static uint8_t *range(sim_exec_t *x, int buf, uint64_t off, uint64_t count)
+{
+    if (buf > CORE_BUF_SCRATCH || !x->buf[buf] ||
+        off + count > x->buflen[buf] || off + count < off) {
+        if (count)
+            x->err = HERD_ERR_INTERNAL;
+        return NULL;
+    }
+    return x->buf[buf] + off * x->esize;
+}
+
+static void push_work(sim_world_t *w, sim_exec_t *x, uint32_t step)
+{
+    if (w->nwork == w->work_cap) {
+        size_t cap = w->work_cap ? w->work_cap * 2 : 256;
+        sim_exec_t **a = realloc(w->work, cap * sizeof(*a));
+        uint32_t *b = a ? realloc(w->work_step, cap * sizeof(*b)) : NULL;
+        if (a)
+            w->work = a;
+        if (!b)
+            abort(); /* cannot continue a run without its work list */
+        w->work_step = b;
+        w->work_cap = cap;
+    }
+    w->work[w->nwork] = x;
+    w->work_step[w->nwork++] = step;
+}
+
+static void release(sim_exec_t *x, uint32_t step)
+{
+    if (--x->xs[step].wait == 0)
+        push_work(x->w, x, step);
+}
+
+static int frozen(const sim_exec_t *x)
+{
+    return x->rank->state == SIM_RANK_DEAD ||
+           x->inst->mismatch != SIM_DIAG_NONE;
+}
+
+static void finish(sim_exec_t *x)
+{
+    const core_coll_args_t *a = &x->req->args;
+    if (x->real && a->op == HERD_AVG && x->err == HERD_OK &&
+        (a->coll == HERD_COLL_ALL_REDUCE || a->coll == HERD_COLL_REDUCE ||
+         a->coll == HERD_COLL_REDUCE_SCATTER) &&
+        (a->coll != HERD_COLL_REDUCE || x->member == a->root) &&
+        x->buf[CORE_BUF_OUT])
+        core_reduce_avg_finish(x->buf[CORE_BUF_OUT], a->count, a->dtype,
+                               x->inst->p);
+    sim_inst_member_done(x->w, x->inst, x->member, x->err);
+}
+
+static void complete(sim_exec_t *x, uint32_t step)
+{
+    if (x->rank->state == SIM_RANK_DEAD)
+        return;
+    x->xs[step].state = XS_DONE;
+    for (uint32_t j = x->rdep_off[step]; j < x->rdep_off[step + 1]; j++)
+        release(x, x->rdeps[j]);
+    if (--x->nleft == 0)
+        finish(x); /* frees x */
+}
+
+void sim_exec_step_done(sim_world_t *w, sim_exec_t *x, uint32_t step)
+{
+    complete(x, step);
+}
+
+static void apply_recv(sim_exec_t *x, uint32_t step)
+{
+    const core_step_t *p = &x->s.steps[step];
+    void *msg = x->payload[step];
+    x->payload[step] = NULL;
+    uint8_t *dst = range(x, p->dst_buf, p->dst_off, p->count);
+    if (p->kind == CORE_STEP_RECV) {
+        if (dst && msg)
+            memcpy(dst, msg, p->count * x->esize);
+    } else {
+        uint8_t *src = range(x, p->src_buf, p->src_off, p->count);
+        if (dst && src && msg &&
+            core_reduce(dst, src, msg, p->count, x->req->args.dtype,
+                        x->req->args.op) != HERD_OK)
+            x->err = HERD_ERR_INTERNAL;
+    }
+    free(msg);
+}
+
+/* The message of a started receive is here: done now, or one local
+ * reduction later. */
+static void recv_ready(sim_exec_t *x, uint32_t step)
+{
+    const core_step_t *p = &x->s.steps[step];
+    if (x->real)
+        apply_recv(x, step);
+    double bw = x->w->opts.cluster.reduce_bw;
+    if (p->kind == CORE_STEP_RECV_REDUCE && bw > 0 && p->count > 0) {
+        double ns = (double)(p->count * x->esize) * 1e9 / bw;
+        uint64_t t = x->w->now + (uint64_t)(ns + 0.5);
+        if (t > x->w->now &&
+            sim_push(x->w, t, SIM_EV_STEP_DONE, step, x) == HERD_OK)
+            return;
+    }
+    complete(x, step);
+}
+
+static void start_send(sim_exec_t *x, uint32_t step)
+{
+    sim_world_t *w = x->w;
+    const core_step_t *p = &x->s.steps[step];
+    sim_flow_t *f = sim_flow_get(w);
+    if (!f) {
+        x->err = HERD_ERR_NO_MEMORY;
+        complete(x, step);
+        return;
+    }
+    f->is_p2p = 0;
+    f->src = x->member;
+    f->dst = p->peer;
+    f->step = step;
+    f->k = x->xs[step].k;
+    f->channel = p->channel;
+    f->sx = x;
+    f->inst = x->inst;
+    f->payload = NULL;
+    if (x->real) {
+        uint8_t *src = range(x, p->src_buf, p->src_off, p->count);
+        f->payload = malloc(p->count * x->esize + 1);
+        if (src && f->payload)
+            memcpy(f->payload, src, p->count * x->esize);
+    }
+    x->inst->inflight++;
+    int to = sim_inst_world_rank(x->inst, p->peer);
+    if (sim_net_flow_start(w->net, w->now, x->rank->id, to, p->channel,
+                           p->count * x->esize, f) != HERD_OK) {
+        x->inst->inflight--;
+        free(f->payload);
+        sim_flow_put(w, f);
+        x->err = HERD_ERR_INTERNAL;
+        complete(x, step);
+    }
+}
+
+static void start(sim_exec_t *x, uint32_t step)
+{
+    if (frozen(x))
+        return;
+    sim_xstep_t *xs = &x->xs[step];
+    xs->state = XS_STARTED;
+    if (xs->conn_next != XS_NONE)
+        release(x, xs->conn_next);
+    const core_step_t *p = &x->s.steps[step];
+    switch (p->kind) {
+    case CORE_STEP_SEND:
+        start_send(x, step);
+        break;
+    case CORE_STEP_RECV:
+    case CORE_STEP_RECV_REDUCE:
+        if (xs->arrived)
+            recv_ready(x, step);
+        break;
+    default:
+        if (x->real) {
+            uint8_t *s = range(x, p->src_buf, p->src_off, p->count);
+            uint8_t *d = range(x, p->dst_buf, p->dst_off, p->count);
+            if (s && d && s != d)
+                memmove(d, s, p->count * x->esize);
+        }
+        complete(x, step);
+    }
+}
+
+void sim_exec_start(sim_world_t *w, sim_exec_t *x)
+{
+    if (x->s.nsteps == 0) {
+        finish(x);
+        return;
+    }
+    /* The work list is a stack: push in reverse so steps start in
+     * schedule order. */
+    for (uint32_t i = x->s.nsteps; i-- > 0;)
+        if (x->xs[i].wait == 0)
+            push_work(w, x, i);
+}
+
+void sim_world_drain(sim_world_t *w)
+{
+    while (w->nwork > 0) {
+        w->nwork--;
+        start(w->work[w->nwork], w->work_step[w->nwork]);
+    }
+}
+
+void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, int src, int channel,
+                      uint32_t k, void *payload)
+{
+    uintptr_t c = (uintptr_t)sim_htab_get(&x->conns, conn_key(channel, src));
+    if (!c || k >= x->crecv_off[c] - x->crecv_off[c - 1]) {
+        x->err = HERD_ERR_INTERNAL; /* sender and receiver disagree */
+        free(payload);
+        return;
+    }
+    uint32_t step = x->crecv[x->crecv_off[c - 1] + k];
+    x->xs[step].arrived = 1;
+    if (x->real)
+        x->payload[step] = payload;
+    else
+        free(payload);
+    if (x->xs[step].state == XS_STARTED && !frozen(x))
+        recv_ready(x, step);
+}

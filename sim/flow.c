@@ -1,0 +1,99 @@
+/* sim/flow.c - flow contexts handed to the network model (a slab-backed
+ * free list, since a large run starts millions of flows) and the network
+ * callback that turns "sent" and "delivered" into step completions. */
+#include <stdlib.h>
+
+#include "sim/sim.h"
+
+#define SIM_FLOW_SLAB 4096
+
+sim_flow_t *sim_flow_get(sim_world_t *w)
+{
+    if (!w->flow_free) {
+        void **slabs = realloc(w->flow_slabs, (w->nslabs + 1) * sizeof(void *));
+        if (!slabs)
+            return NULL;
+        w->flow_slabs = slabs;
+        sim_flow_t *s = calloc(SIM_FLOW_SLAB, sizeof(*s));
+        if (!s)
+            return NULL;
+        w->flow_slabs[w->nslabs++] = s;
+        for (size_t i = 0; i < SIM_FLOW_SLAB; i++)
+            sim_flow_put(w, &s[i]);
+    }
+    sim_flow_t *f = w->flow_free;
+    w->flow_free = f->next_free;
+    f->next_free = NULL;
+    return f;
+}
+
+void sim_flow_put(sim_world_t *w, sim_flow_t *f)
+{
+    *f = (sim_flow_t){0};
+    f->next_free = w->flow_free;
+    w->flow_free = f;
+}
+
+/* Payloads of flows still in flight at the end are freed here. */
+void sim_flow_fini(sim_world_t *w)
+{
+    for (size_t i = 0; i < w->nslabs; i++) {
+        sim_flow_t *s = w->flow_slabs[i];
+        for (size_t j = 0; j < SIM_FLOW_SLAB; j++)
+            free(s[j].payload); /* NULL unless still in flight */
+        free(s);
+    }
+    free(w->flow_slabs);
+    w->flow_slabs = NULL;
+    w->nslabs = 0;
+    w->flow_free = NULL;
+}
+
+static void delivered(sim_world_t *w, sim_flow_t *f)
+{
+    sim_inst_t *inst = f->inst;
+    sim_exec_t *x = inst->execs[f->dst];
+    int state = sim_inst_member_state(inst, f->dst);
+    if (x) {
+        sim_exec_deliver(w, x, f->src, f->channel, f->k, f->payload);
+    } else if (!state) {
+        sim_early_t *e = malloc(sizeof(*e));
+        if (e) {
+            /* Order does not matter: messages are matched by index. */
+            *e = (sim_early_t){.src = f->src,
+                               .channel = f->channel,
+                               .k = f->k,
+                               .payload = f->payload,
+                               .next = inst->early[f->dst]};
+            inst->early[f->dst] = e;
+        } else {
+            free(f->payload);
+        }
+    } else {
+        free(f->payload); /* a mismatched member: dropped */
+    }
+    f->payload = NULL;
+    f->inst = NULL;
+    inst->inflight--;
+    sim_flow_put(w, f);
+    sim_inst_maybe_free(w, inst);
+}
+
+void sim_net_cb(void *ctx, uint64_t t, int is_delivered, void *arg)
+{
+    sim_world_t *w = arg;
+    sim_flow_t *f = ctx;
+    w->now = t;
+    w->events++;
+    if (f->is_p2p) {
+        sim_p2p_flow_done(w, f, is_delivered);
+        return;
+    }
+    if (!is_delivered) {
+        sim_exec_t *x = f->sx;
+        f->sx = NULL;
+        sim_exec_step_done(w, x, f->step);
+        return;
+    }
+    delivered(w, f);
+}
