@@ -1,12 +1,397 @@
-/* cli/cmd_sim.c - `herd sim`: not built yet (its issue is open). */
-#include <stdio.h>
+/* cli/cmd_sim.c - `herd sim SCENARIO`: run a scenario's workload (trace,
+ * size sweep or DDP model) on the simulator, print a summary and write
+ * the timeline (Chrome JSON + TSV) and plots into the output folder. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_ddp.h"
+#include "cli/cmd_sim.h"
+#include "core/sched.h"
+#include "trace/plot.h"
+#include "trace/replay.h"
+#include "trace/sweep_stats.h"
+#include "trace/trace.h"
+
+static const char usage[] =
+    "usage: herd sim SCENARIO [-o DIR] [--set KEY=VALUE]... [--no-plots]\n"
+    "Runs the scenario's workload (a trace, a collective size sweep or a\n"
+    "DDP model) on the simulator in virtual time, prints a summary (and\n"
+    "the diagnosis of a hang) and writes into DIR (default out/<name>):\n"
+    "timeline.json (Chrome trace: open in ui.perfetto.dev), timeline.tsv,\n"
+    "gantt.png/.svg, and for sweeps sweep.tsv and busbw.png/.svg.\n"
+    "--set overrides any scenario key (cluster.nodes=16, seed=3, ...).\n"
+    "Exit: 0 ok, 1 the run failed or hung, 2 bad usage or input.\n";
+
+typedef struct sim_args {
+    const char *scenario;
+    const char *out;
+    char *sets[64];
+    int nsets, no_plots;
+} sim_args_t;
+
+static int sim_parse(int argc, char **argv, sim_args_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if ((!strcmp(s, "-o") || !strcmp(s, "--out")) && i + 1 < argc)
+            a->out = argv[++i];
+        else if (!strcmp(s, "--set") && i + 1 < argc && a->nsets < 64)
+            a->sets[a->nsets++] = argv[++i];
+        else if (!strcmp(s, "--no-plots"))
+            a->no_plots = 1;
+        else if (s[0] == '-' || a->scenario)
+            return cli_usage_error("sim",
+                                   "unexpected argument '%s' (see "
+                                   "--help)",
+                                   s);
+        else
+            a->scenario = s;
+    }
+    if (!a->scenario)
+        return cli_usage_error("sim", "missing SCENARIO (see --help)");
+    return 0;
+}
+
+int cli_sim_mkdir(const char *cmd, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s", dir);
+    for (char *p = path + 1;; p++) {
+        char c = *p;
+        if (c != '/' && c != '\0')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) && errno != EEXIST) {
+            fprintf(stderr, "herd %s: cannot create %s: %s\n", cmd, path,
+                    strerror(errno));
+            return 2;
+        }
+        *p = c;
+        if (!c)
+            return 0;
+    }
+}
+
+int cli_sim_plot(const char *cmd, const char *script, const char *const *args,
+                 int nargs)
+{
+    char err[1024];
+    herd_status_t st =
+        trace_plot_run(cli_plots_dir(), script, args, nargs, err, sizeof(err));
+    if (st == HERD_ERR_NOT_FOUND && !trace_plot_available()) {
+        fprintf(stderr, "herd %s: plots skipped: %s\n", cmd, err);
+        return 0;
+    }
+    if (st) {
+        fprintf(stderr, "herd %s: %s\n", cmd, err);
+        return 2;
+    }
+    printf("  %s.png, %s.svg\n", args[1], args[1]);
+    return 0;
+}
+
+int cli_sim_write_timeline(const char *cmd, trace_timeline_t *tl,
+                           const char *dir, const char *title, int no_plots)
+{
+    char json[4096], tsv[4096], gantt[4096], err[1024];
+    snprintf(json, sizeof(json), "%s/timeline.json", dir);
+    snprintf(tsv, sizeof(tsv), "%s/timeline.tsv", dir);
+    snprintf(gantt, sizeof(gantt), "%s/gantt", dir);
+    trace_timeline_sort(tl);
+    if (trace_timeline_status(tl) ||
+        trace_timeline_write_chrome(tl, json, err, sizeof(err)) ||
+        trace_timeline_write_tsv(tl, tsv, err, sizeof(err))) {
+        fprintf(stderr, "herd %s: %s\n", cmd,
+                trace_timeline_status(tl) ? "timeline records lost (out of "
+                                            "memory)"
+                                          : err);
+        return 2;
+    }
+    printf("wrote:\n  %s (open in ui.perfetto.dev)\n  %s\n", json, tsv);
+    if (no_plots)
+        return 0;
+    const char *args[] = {tsv, gantt, title, "31"};
+    return cli_sim_plot(cmd, "gantt.gp", args, 4);
+}
+
+void cli_sim_print_kinds(const trace_timeline_t *tl, FILE *f)
+{
+    enum { K = HERD_COLL_COUNT + 2 };
+    struct {
+        uint64_t n;
+        double sum, max;
+    } k[K] = {{0, 0, 0}};
+    const herd_tl_rec_t *r = trace_timeline_recs(tl);
+    for (size_t i = 0; i < trace_timeline_count(tl); i++) {
+        int idx = r[i].kind == HERD_TL_COLL      ? (int)r[i].coll
+                  : r[i].kind == HERD_TL_COMPUTE ? HERD_COLL_COUNT
+                  : r[i].kind == HERD_TL_WAIT    ? HERD_COLL_COUNT + 1
+                                                 : -1;
+        if (idx < 0)
+            continue;
+        double d = (double)(r[i].end_ns - r[i].start_ns) * 1e-6;
+        k[idx].n++;
+        k[idx].sum += d;
+        k[idx].max = d > k[idx].max ? d : k[idx].max;
+    }
+    fprintf(f, "%-16s %10s %14s %14s\n", "op (all ranks)", "count", "mean (ms)",
+            "max (ms)");
+    for (int i = 0; i < K; i++)
+        if (k[i].n)
+            fprintf(f, "%-16s %10llu %14.4f %14.4f\n",
+                    i < HERD_COLL_COUNT    ? herd_coll_name((herd_coll_t)i)
+                    : i == HERD_COLL_COUNT ? "compute"
+                                           : "wait",
+                    (unsigned long long)k[i].n, k[i].sum / (double)k[i].n,
+                    k[i].max);
+}
+
+/* Drop the sweep's algorithms that core cannot lower for its collective:
+ * a clear note beats a run where every rank fails. */
+static int sim_sweep_filter(trace_sweep_t *sw)
+{
+    int k = 0;
+    for (int i = 0; i < sw->nalgos; i++) {
+        if (core_sched_supports(sw->algos[i], sw->coll))
+            sw->algos[k++] = sw->algos[i];
+        else
+            fprintf(stderr,
+                    "herd sim: note: algorithm %s does not implement "
+                    "%s in this build; skipped\n",
+                    herd_algo_name(sw->algos[i]), herd_coll_name(sw->coll));
+    }
+    sw->nalgos = k;
+    if (k == 0)
+        fprintf(stderr, "herd sim: no algorithm of workload.sweep can run %s\n",
+                herd_coll_name(sw->coll));
+    return k ? 0 : 2;
+}
+
+/* The scenario's workload as a trace of the scenario's world size. */
+static int sim_workload(trace_scenario_t *sc, trace_t **out)
+{
+    char err[1024];
+    int world = trace_scenario_world_size(sc);
+    if (sc->wl_kind == TRACE_WL_SWEEP) {
+        if (sim_sweep_filter(&sc->sweep))
+            return 2;
+        return trace_from_sweep(&sc->sweep, world, out) ? 2 : 0;
+    }
+    trace_t *t = NULL;
+    if (trace_read_json(sc->trace_path, &t, err, sizeof(err))) {
+        fprintf(stderr, "herd sim: workload.trace: %s\n", err);
+        return 2;
+    }
+    if (t->world_size != world) {
+        trace_t *r = NULL;
+        herd_status_t st = trace_rescale(t, world, &r, err, sizeof(err));
+        if (!st)
+            printf("trace %s: rescaled from %d to %d ranks\n", sc->trace_path,
+                   t->world_size, world);
+        trace_destroy(t);
+        if (st) {
+            fprintf(stderr, "herd sim: %s\n", err);
+            return 2;
+        }
+        t = r;
+    }
+    *out = t;
+    return 0;
+}
+
+static void sim_header(const trace_scenario_t *sc)
+{
+    static const char *kinds[] = {"none", "trace", "sweep", "ddp"};
+    const herd_cluster_t *c = &sc->sim.cluster;
+    printf("scenario %s: %d ranks (%d nodes x %d GPUs), workload %s",
+           sc->name ? sc->name : sc->path, trace_scenario_world_size(sc),
+           c->nodes, c->gpus_per_node, kinds[sc->wl_kind]);
+    if (sc->wl_kind == TRACE_WL_TRACE)
+        printf(" %s", sc->trace_path);
+    if (sc->wl_kind == TRACE_WL_SWEEP)
+        printf(" %s", herd_coll_name(sc->sweep.coll));
+    printf("\n");
+}
+
+static void sim_outcome(herd_status_t st, const herd_run_info_t *info,
+                        double wall_s)
+{
+    printf("result: %s\n", st ? herd_status_string(st) : "ok");
+    printf("simulated time: %.6f s, %llu events, %.2f s wall\n",
+           (double)info->end_time_ns * 1e-9, (unsigned long long)info->events,
+           wall_s);
+    if (info->report)
+        printf("%s%s", info->report,
+               info->report[strlen(info->report) - 1] == '\n' ? "" : "\n");
+}
+
+static void sim_rank_errors(char **errors, int world)
+{
+    int shown = 0;
+    for (int r = 0; r < world; r++) {
+        if (!errors[r])
+            continue;
+        if (shown++ < 8)
+            printf("rank %d failed: %s\n", r, errors[r]);
+        free(errors[r]);
+    }
+    if (shown > 8)
+        printf("... and %d more ranks failed\n", shown - 8);
+}
+
+static double sim_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Replay `t` on the simulator; returns herd_run's status. */
+static herd_status_t sim_replay(const trace_scenario_t *sc, const trace_t *t,
+                                trace_timeline_t *tl)
+{
+    trace_replay_t rp;
+    trace_replay_init(&rp, t);
+    memcpy(rp.algo, sc->algo, sizeof(rp.algo));
+    rp.channels = sc->channels;
+    rp.chunk_bytes = sc->chunk_bytes;
+    rp.steps = sc->steps;
+    rp.errors = calloc((size_t)t->world_size, sizeof(char *));
+    if (!rp.errors)
+        return HERD_ERR_NO_MEMORY;
+    herd_init_t init = {.backend = "sim",
+                        .world_size = t->world_size,
+                        .timeout_s = sc->timeout_s,
+                        .engine_opts = &sc->sim,
+                        .timeline_cb = trace_timeline_collect,
+                        .timeline_arg = tl};
+    herd_run_info_t info = {0};
+    double t0 = sim_clock();
+    herd_status_t st = herd_run(&init, trace_replay_main, &rp, &info);
+    sim_outcome(st, &info, sim_clock() - t0);
+    sim_rank_errors(rp.errors, t->world_size);
+    free(rp.errors);
+    herd_run_info_clear(&info);
+    return st;
+}
+
+static int sim_sweep_outputs(const trace_scenario_t *sc, trace_timeline_t *tl,
+                             const char *dir, int no_plots)
+{
+    trace_sweep_row_t *rows = NULL;
+    size_t n = 0;
+    char tsv[4096], prefix[4096], title[512], err[1024];
+    if (trace_sweep_stats(tl, &sc->sweep, trace_scenario_world_size(sc), &rows,
+                          &n))
+        return 2;
+    trace_sweep_print(rows, n, &sc->sweep, stdout);
+    snprintf(tsv, sizeof(tsv), "%s/sweep.tsv", dir);
+    snprintf(prefix, sizeof(prefix), "%s/busbw", dir);
+    snprintf(title, sizeof(title), "%s busbw, %d ranks (%s)",
+             herd_coll_name(sc->sweep.coll), trace_scenario_world_size(sc),
+             sc->name ? sc->name : sc->path);
+    int rc = 0;
+    if (trace_sweep_write_tsv(rows, n, tsv, err, sizeof(err))) {
+        fprintf(stderr, "herd sim: %s\n", err);
+        rc = 2;
+    }
+    free(rows);
+    if (!rc)
+        printf("  %s\n", tsv);
+    const char *args[] = {tsv, prefix, title};
+    return rc || no_plots || n == 0 ? rc
+                                    : cli_sim_plot("sim", "busbw.gp", args, 3);
+}
+
+/* workload.ddp: the DDP engineer's job and program, our timeline. */
+static int sim_ddp(const trace_scenario_t *sc, trace_timeline_t *tl)
+{
+    ddp_job_t *job = NULL;
+    if (cli_ddp_make_job("sim", sc, &job))
+        return 2;
+    cli_ddp_result_t res;
+    double t0 = sim_clock();
+    int rc = cli_ddp_simulate(sc, job, trace_timeline_collect, tl, &res);
+    if (!rc) {
+        sim_outcome(res.status, &res.info, sim_clock() - t0);
+        ddp_outcome_t o = {res.status, &res.info, res.prog->raised,
+                           res.prog->errors};
+        ddp_report_text(res.col, &o, stdout);
+        rc = res.status != HERD_OK || res.diagnosis[0] ? 1 : 0;
+        cli_ddp_result_fini(&res);
+    }
+    ddp_job_destroy(job);
+    return rc;
+}
+
+static int sim_run(trace_scenario_t *sc, trace_timeline_t *tl)
+{
+    if (sc->wl_kind == TRACE_WL_DDP)
+        return sim_ddp(sc, tl);
+    trace_t *t = NULL;
+    int rc = sim_workload(sc, &t);
+    if (rc)
+        return rc;
+    herd_status_t st = sim_replay(sc, t, tl);
+    trace_destroy(t);
+    return st == HERD_ERR_NO_MEMORY ? 2 : st ? 1 : 0;
+}
+
+static int sim_main(const sim_args_t *a, trace_scenario_t *sc)
+{
+    char dir[4096], title[512];
+    const char *name = sc->name ? sc->name : "sim";
+    snprintf(dir, sizeof(dir), "%s", a->out ? a->out : "out");
+    if (!a->out)
+        snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s", name);
+    if (sc->wl_kind == TRACE_WL_NONE) {
+        fprintf(stderr,
+                "herd sim: %s: no workload (expected workload: "
+                "{trace: FILE} | {sweep: {...}} | {ddp: {...}})\n",
+                sc->path);
+        return 2;
+    }
+    if (cli_sim_mkdir("sim", dir))
+        return 2;
+    trace_timeline_t *tl = NULL;
+    if (trace_timeline_create(&tl) ||
+        trace_timeline_set_meta(tl, "engine", "sim") ||
+        trace_timeline_set_meta(tl, "scenario", sc->path)) {
+        trace_timeline_destroy(tl);
+        return 2;
+    }
+    sim_header(sc);
+    int rc = sim_run(sc, tl);
+    if (rc != 2) {
+        cli_sim_print_kinds(tl, stdout);
+        snprintf(title, sizeof(title), "%s: %d ranks (sim)", name,
+                 trace_scenario_world_size(sc));
+        int wrc = cli_sim_write_timeline("sim", tl, dir, title, a->no_plots);
+        if (!wrc && sc->wl_kind == TRACE_WL_SWEEP)
+            wrc = sim_sweep_outputs(sc, tl, dir, a->no_plots);
+        rc = wrc ? wrc : rc;
+    }
+    trace_timeline_destroy(tl);
+    return rc;
+}
 
 int cli_sim_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "herd sim: not available yet in this version\n");
-    return 2;
+    if (cli_wants_help(argc, argv, usage))
+        return 0;
+    sim_args_t a;
+    int rc = sim_parse(argc, argv, &a);
+    if (rc)
+        return rc;
+    trace_scenario_t *sc = NULL;
+    if (cli_ddp_load_scenario("sim", a.scenario, a.sets, a.nsets, &sc))
+        return 2;
+    rc = sim_main(&a, sc);
+    trace_scenario_destroy(sc);
+    return rc;
 }

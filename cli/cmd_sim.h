@@ -1,0 +1,23 @@
+/* cli/cmd_sim.h - helpers shared by `herd sim`, `herd replay` and `herd
+ * compare`: output folders, writing a timeline with its Gantt plot, and
+ * the per-op-kind summary of a run. */
+#ifndef HERD_CLI_CMD_SIM_H
+#define HERD_CLI_CMD_SIM_H
+
+#include <stdio.h>
+
+#include "trace/timeline.h"
+
+/* mkdir -p; prints the error. 0 ok, 2 failure. */
+int cli_sim_mkdir(const char *cmd, const char *dir);
+/* DIR/timeline.json, DIR/timeline.tsv and, unless no_plots, the Gantt
+ * chart DIR/gantt.png/.svg. Prints what it wrote; 0 ok, 2 failure. */
+int cli_sim_write_timeline(const char *cmd, trace_timeline_t *tl,
+                           const char *dir, const char *title, int no_plots);
+/* Run a plots/ script; a missing gnuplot is a warning (plots skipped). */
+int cli_sim_plot(const char *cmd, const char *script, const char *const *args,
+                 int nargs);
+/* Per op kind: count, mean and max duration, total time over ranks. */
+void cli_sim_print_kinds(const trace_timeline_t *tl, FILE *f);
+
+#endif

@@ -1,0 +1,29 @@
+# plots/compare.gp - predicted against measured op durations (log-log),
+# with the y = x line; points coloured by op kind. Input: the pairs TSV
+# `herd compare` writes (kind, predicted_us, measured_us per line).
+# usage: gnuplot -c compare.gp PAIRS.tsv OUT_PREFIX "TITLE"
+# writes OUT_PREFIX.png and OUT_PREFIX.svg
+if (ARGC < 2) { print "usage: gnuplot -c compare.gp PAIRS.tsv OUT_PREFIX [TITLE]"; exit status 2 }
+data = ARG1
+out = ARG2
+ttl = (ARGC >= 3) ? ARG3 : "predicted vs measured"
+
+set datafile separator "\t"
+stats data using 2 nooutput
+nblocks = STATS_blocks
+
+set title ttl noenhanced
+set xlabel "measured duration (us)"
+set ylabel "predicted duration (us)"
+set logscale xy 10
+set grid
+set key top left noenhanced
+set size ratio -1
+
+do for [fmt in "png svg"] {
+    if (fmt eq "png") { set terminal pngcairo size 900,850 noenhanced font ",11"; set output out.".png" }
+    if (fmt eq "svg") { set terminal svg size 900,850 noenhanced font ",11"; set output out.".svg" }
+    plot for [i=0:nblocks-1] data index i using 3:2 with points pt 7 ps 0.7 title columnheader(1), \
+         x with lines lc rgb "black" dt 2 title "y = x"
+    set output
+}
