@@ -7,7 +7,11 @@
 #include <stddef.h>
 
 #include "trace/ddp_bucket.h"
+#include "trace/ddp_job.h"
 #include "trace/ddp_model.h"
+#include "trace/ddp_prog.h"
+#include "trace/ddp_report.h"
+#include "trace/scenario.h"
 
 /* Where model names are looked up (HERD_MODELS_DIR or <source>/models). */
 const char *cli_ddp_models_dir(char *buf, size_t len);
@@ -17,6 +21,35 @@ int cli_ddp_load_model(const char *cmd, const char *arg, ddp_model_t *m);
 /* {"num_buckets", "bucket_indices", "per_bucket_size_limits",
  * "bucket_bytes"} for an assignment. */
 json_t *cli_ddp_buckets_json(const ddp_buckets_t *bs);
+
+/* Load a scenario (NULL: the defaults) and apply KEY=VALUE overrides
+ * (the strings are restored). Prints errors; 0 ok, 2 bad input. */
+int cli_ddp_load_scenario(const char *cmd, const char *path, char **sets,
+                          int nsets, trace_scenario_t **out);
+/* The DDP options of a scenario's ddp section; errors name file:line. */
+int cli_ddp_cfg_from_scenario(const trace_scenario_t *sc, ddp_cfg_t *cfg,
+                              char *err, size_t errlen);
+/* Build the scenario's DDP job; prints errors; 0 ok, 2 bad input. */
+int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
+                     ddp_job_t **out);
+
+/* One simulated DDP run. */
+typedef struct cli_ddp_result {
+    herd_status_t status;
+    herd_run_info_t info;
+    ddp_prog_t *prog;
+    ddp_collect_t *col;
+    ddp_summary_t summary;
+    char diagnosis[8192]; /* "" when the run succeeded */
+} cli_ddp_result_t;
+
+/* Run `job` on the simulator with the scenario's cluster; extra_cb (may
+ * be NULL) sees every timeline record. 0 ok (whatever the run's outcome),
+ * 2 out of memory. Release with cli_ddp_result_fini. */
+int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
+                     herd_timeline_cb extra_cb, void *extra_arg,
+                     cli_ddp_result_t *res);
+void cli_ddp_result_fini(cli_ddp_result_t *res);
 
 int cli_ddp_sampler_main(int argc, char **argv);
 int cli_ddp_run_main(int argc, char **argv);

@@ -1,13 +1,265 @@
-/* cli/cmd_ddp_run.c - `herd ddp run`. */
+/* cli/cmd_ddp_run.c - `herd ddp run`: simulate DDP training steps from a
+ * scenario (or the defaults) and print the predictions, and the runner
+ * `herd sweep` shares (cli_ddp_simulate). */
+#include <jansson.h>
+#include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
+#include "trace/ddp_prog.h"
+#include "trace/ddp_report.h"
+#include "trace/ddp_trace.h"
+#include "trace/timeline.h"
+
+static const char usage[] =
+    "usage: herd ddp run [SCENARIO] [--set KEY=VALUE]... [--json FILE]\n"
+    "         [--timeline FILE.json|FILE.tsv] [--trace FILE] [--quiet]\n"
+    "Simulates the DDP job of SCENARIO's `workload: ddp:` section (or the\n"
+    "defaults: gpt2_small on one node of 8 GPUs) and prints per-step\n"
+    "predictions: step time, exposed communication, overlap, critical\n"
+    "rank, per-bucket ready/launch/end times, and the diagnosis of a hang\n"
+    "or error. --set takes any scenario key (cluster.nodes=64,\n"
+    "ddp.bucket_cap_mb=5, ...). --trace writes the job as a herd trace\n"
+    "for `herd replay` on tcp or nccl. Exit: 0 ok, 1 hang/error, 2 input.\n";
+
+/* Model names resolve in the models dir; paths relative to the scenario
+ * file's folder. */
+static void resolve_model(const trace_scenario_t *sc, ddp_cfg_t *cfg)
+{
+    if (!strchr(cfg->model, '/') && !strstr(cfg->model, ".json"))
+        return;
+    if (cfg->model[0] == '/' || !sc->path || !*sc->path ||
+        access(cfg->model, R_OK) == 0)
+        return;
+    char tmp[1024], joined[sizeof(cfg->model)];
+    snprintf(tmp, sizeof(tmp), "%s", sc->path);
+    int n = snprintf(joined, sizeof(joined), "%s/%s", dirname(tmp), cfg->model);
+    if (n > 0 && (size_t)n < sizeof(joined) && access(joined, R_OK) == 0)
+        memcpy(cfg->model, joined, (size_t)n + 1);
+}
+
+int cli_ddp_cfg_from_scenario(const trace_scenario_t *sc, ddp_cfg_t *cfg,
+                              char *err, size_t errlen)
+{
+    ddp_cfg_init(cfg);
+    for (size_t i = 0; i < sc->nddp; i++) {
+        char why[512];
+        const trace_kv_t *kv = &sc->ddp[i];
+        if (ddp_cfg_set(cfg, kv->key, kv->value, why, sizeof(why)) == HERD_OK)
+            continue;
+        if (kv->line > 0)
+            snprintf(err, errlen, "%s:%d:%d: %s", sc->path, kv->line,
+                     kv->column, why);
+        else
+            snprintf(err, errlen, "--set %s", why);
+        return 2;
+    }
+    resolve_model(sc, cfg);
+    return 0;
+}
+
+static void fill_prog(ddp_prog_t *p, const trace_scenario_t *sc)
+{
+    for (int c = 0; c < HERD_COLL_COUNT; c++)
+        p->algo[c] = sc->algo[c];
+    p->channels = sc->channels;
+    p->chunk_bytes = sc->chunk_bytes;
+}
+
+int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
+                     herd_timeline_cb extra_cb, void *extra_arg,
+                     cli_ddp_result_t *res)
+{
+    ddp_prog_t *prog = NULL;
+    ddp_collect_t *col = NULL;
+    memset(res, 0, sizeof(*res));
+    if (ddp_prog_create(job, &prog) || ddp_collect_create(job, &col)) {
+        ddp_prog_destroy(prog);
+        return 2;
+    }
+    fill_prog(prog, sc);
+    col->next_cb = extra_cb;
+    col->next_arg = extra_arg;
+    herd_init_t init = {.backend = "sim",
+                        .world_size = job->world,
+                        .timeout_s = sc->timeout_s,
+                        .engine_opts = &sc->sim,
+                        .timeline_cb = ddp_collect_cb,
+                        .timeline_arg = col};
+    res->status = herd_run(&init, ddp_prog_main, prog, &res->info);
+    res->prog = prog;
+    res->col = col;
+    ddp_collect_summary(col, &res->summary);
+    ddp_outcome_t o = {res->status, &res->info, prog->raised, prog->errors};
+    ddp_report_diagnosis(col, &o, res->diagnosis, sizeof(res->diagnosis));
+    return 0;
+}
+
+void cli_ddp_result_fini(cli_ddp_result_t *res)
+{
+    ddp_collect_destroy(res->col);
+    ddp_prog_destroy(res->prog);
+    herd_run_info_clear(&res->info);
+    memset(res, 0, sizeof(*res));
+}
+
+int cli_ddp_load_scenario(const char *cmd, const char *path, char **sets,
+                          int nsets, trace_scenario_t **out)
+{
+    char err[1024];
+    trace_scenario_t *sc = NULL;
+    herd_status_t st = path ? trace_scenario_load(path, &sc, err, sizeof(err))
+                            : trace_scenario_create(&sc);
+    for (int i = 0; st == HERD_OK && i < nsets; i++) {
+        char *eq = strchr(sets[i], '=');
+        if (!eq) {
+            snprintf(err, sizeof(err), "--set %s: expected KEY=VALUE", sets[i]);
+            st = HERD_ERR_PARSE;
+            break;
+        }
+        *eq = '\0';
+        st = trace_scenario_set(sc, sets[i], eq + 1, err, sizeof(err));
+        *eq = '=';
+    }
+    if (st == HERD_OK)
+        st = trace_scenario_validate(sc, err, sizeof(err));
+    if (st != HERD_OK) {
+        if (st == HERD_ERR_NO_MEMORY)
+            snprintf(err, sizeof(err), "out of memory");
+        fprintf(stderr, "herd %s: %s\n", cmd, err);
+        trace_scenario_destroy(sc);
+        return 2;
+    }
+    *out = sc;
+    return 0;
+}
+
+int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
+                     ddp_job_t **out)
+{
+    ddp_cfg_t cfg;
+    char err[1024], dir[1024];
+    if (cli_ddp_cfg_from_scenario(sc, &cfg, err, sizeof(err))) {
+        fprintf(stderr, "herd %s: %s\n", cmd, err);
+        return 2;
+    }
+    if (ddp_job_create(&cfg, cli_ddp_models_dir(dir, sizeof(dir)),
+                       trace_scenario_world_size(sc), out, err,
+                       sizeof(err)) != HERD_OK) {
+        fprintf(stderr, "herd %s: %s\n", cmd, err);
+        return 2;
+    }
+    return 0;
+}
+
+typedef struct run_args {
+    const char *scenario, *json, *timeline, *trace;
+    char *sets[64];
+    int nsets, quiet;
+} run_args_t;
+
+static int parse_args(int argc, char **argv, run_args_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--quiet"))
+            a->quiet = 1;
+        else if (s[0] == '-' && i + 1 >= argc)
+            return cli_usage_error("ddp run", "option '%s' needs a value", s);
+        else if (!strcmp(s, "--set") && a->nsets < 64)
+            a->sets[a->nsets++] = argv[++i];
+        else if (!strcmp(s, "--json"))
+            a->json = argv[++i];
+        else if (!strcmp(s, "--timeline"))
+            a->timeline = argv[++i];
+        else if (!strcmp(s, "--trace"))
+            a->trace = argv[++i];
+        else if (s[0] == '-')
+            return cli_usage_error("ddp run", "unknown option '%s'", s);
+        else if (!a->scenario)
+            a->scenario = s;
+        else
+            return cli_usage_error("ddp run", "unexpected '%s'", s);
+    }
+    return 0;
+}
+
+static int write_outputs(const run_args_t *a, const cli_ddp_result_t *res,
+                         trace_timeline_t *tl)
+{
+    char err[1024];
+    ddp_outcome_t o = {res->status, &res->info, res->prog->raised,
+                       res->prog->errors};
+    if (!a->quiet)
+        ddp_report_text(res->col, &o, stdout);
+    if (a->json) {
+        json_t *j = ddp_report_json(res->col, &o);
+        int bad = !j || json_dump_file(j, a->json, JSON_INDENT(1));
+        json_decref(j);
+        if (bad)
+            return cli_usage_error("ddp run", "cannot write %s", a->json);
+    }
+    if (tl) {
+        size_t n = strlen(a->timeline);
+        trace_timeline_sort(tl);
+        herd_status_t st =
+            n > 4 && !strcmp(a->timeline + n - 4, ".tsv")
+                ? trace_timeline_write_tsv(tl, a->timeline, err, sizeof(err))
+                : trace_timeline_write_chrome(tl, a->timeline, err,
+                                              sizeof(err));
+        if (st != HERD_OK)
+            return cli_usage_error("ddp run", "%s", err);
+    }
+    return 0;
+}
+
+static int write_trace(const ddp_job_t *job, const char *path)
+{
+    char err[1024];
+    trace_t *t = NULL;
+    herd_status_t st = ddp_trace_build(job, &t);
+    if (st == HERD_OK)
+        st = trace_write_json(t, path, err, sizeof(err));
+    else
+        snprintf(err, sizeof(err), "%s", herd_status_string(st));
+    trace_destroy(t);
+    if (st != HERD_OK)
+        return cli_usage_error("ddp run", "--trace %s: %s", path, err);
+    return 0;
+}
 
 int cli_ddp_run_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "herd ddp run: not available yet in this version\n");
-    return 2;
+    if (cli_wants_help(argc, argv, usage))
+        return 0;
+    run_args_t a;
+    trace_scenario_t *sc = NULL;
+    ddp_job_t *job = NULL;
+    trace_timeline_t *tl = NULL;
+    int rc = parse_args(argc, argv, &a);
+    if (!rc)
+        rc = cli_ddp_load_scenario("ddp run", a.scenario, a.sets, a.nsets, &sc);
+    if (!rc)
+        rc = cli_ddp_make_job("ddp run", sc, &job);
+    if (!rc && a.trace)
+        rc = write_trace(job, a.trace);
+    if (!rc && a.timeline && trace_timeline_create(&tl) != HERD_OK)
+        rc = 2;
+    cli_ddp_result_t res;
+    if (!rc && !(rc = cli_ddp_simulate(
+                     sc, job, tl ? trace_timeline_collect : NULL, tl, &res))) {
+        rc = write_outputs(&a, &res, tl);
+        if (!rc && (res.status != HERD_OK || res.diagnosis[0]))
+            rc = 1;
+        cli_ddp_result_fini(&res);
+    }
+    trace_timeline_destroy(tl);
+    ddp_job_destroy(job);
+    trace_scenario_destroy(sc);
+    return rc;
 }

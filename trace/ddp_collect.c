@@ -176,7 +176,7 @@ void ddp_collect_step(const ddp_collect_t *c, long it, ddp_step_pred_t *o)
     for (int r = 0; r < c->world; r++) {
         const ddp_rstep_t *s = rstep(c, r, it);
         uint64_t end = step_end(c, r, it);
-        if (!s->start || !end || (o->sync && !s->fin_end)) {
+        if (c->iter[r] < it || !end || (o->sync && !s->fin_end)) {
             o->complete = 0;
             continue;
         }

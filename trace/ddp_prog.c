@@ -10,28 +10,51 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct slot_info {
+    herd_coll_t coll;
+    char label[40];
+} slot_info_t;
+
 typedef struct prog_ctx {
     herd_comm_t *comm;
     char *buf; /* bucket buffer (largest bucket) */
     herd_req_t **reqs;
+    slot_info_t *info; /* what each slot's request is, for diagnostics */
     size_t nslots;
+    long iter;         /* iteration in progress (counted by "step") */
+    char blocked[160]; /* the op a failed wait was for */
 } prog_ctx_t;
+
+static void remember(prog_ctx_t *x, size_t slot, herd_coll_t coll,
+                     const char *label)
+{
+    x->info[slot].coll = coll;
+    snprintf(x->info[slot].label, sizeof(x->info[slot].label), "%s", label);
+}
 
 static herd_status_t e_compute(void *c, double s, const char *label)
 {
     prog_ctx_t *x = c;
-    return s > 0 ? herd_compute(x->comm, s, label) : HERD_OK;
+    herd_status_t st = s > 0 ? herd_compute(x->comm, s, label) : HERD_OK;
+    if (st != HERD_OK)
+        snprintf(x->blocked, sizeof(x->blocked),
+                 "stopped in compute '%s' of iteration %ld", label,
+                 x->iter - 1);
+    return st;
 }
 
 static herd_status_t e_mark(void *c, const char *label)
 {
-    return herd_mark(((prog_ctx_t *)c)->comm, label);
+    prog_ctx_t *x = c;
+    x->iter += !strcmp(label, "step");
+    return herd_mark(x->comm, label);
 }
 
 static herd_status_t e_all_reduce(void *c, uint64_t count, herd_dtype_t dt,
                                   size_t slot, const char *label)
 {
     prog_ctx_t *x = c;
+    remember(x, slot, HERD_COLL_ALL_REDUCE, label);
     herd_status_t st = herd_comm_set_label(x->comm, label);
     if (st == HERD_OK)
         st = herd_all_reduce(x->comm, x->buf, x->buf, count, dt, HERD_SUM,
@@ -44,6 +67,7 @@ static herd_status_t e_broadcast(void *c, uint64_t count, herd_dtype_t dt,
                                  int root, size_t slot, const char *label)
 {
     prog_ctx_t *x = c;
+    remember(x, slot, HERD_COLL_BROADCAST, label);
     herd_status_t st = herd_comm_set_label(x->comm, label);
     if (st == HERD_OK)
         st = herd_broadcast(x->comm, x->buf, count, dt, root, &x->reqs[slot]);
@@ -54,6 +78,7 @@ static herd_status_t e_broadcast(void *c, uint64_t count, herd_dtype_t dt,
 static herd_status_t e_barrier(void *c, size_t slot, const char *label)
 {
     prog_ctx_t *x = c;
+    remember(x, slot, HERD_COLL_BARRIER, label);
     herd_status_t st = herd_comm_set_label(x->comm, label);
     if (st == HERD_OK)
         st = herd_barrier(x->comm, &x->reqs[slot]);
@@ -67,6 +92,11 @@ static herd_status_t e_wait(void *c, size_t slot)
     if (!x->reqs[slot])
         return HERD_OK;
     herd_status_t st = herd_req_wait(x->reqs[slot]);
+    if (st != HERD_OK)
+        snprintf(x->blocked, sizeof(x->blocked),
+                 "blocked in %s '%s' of iteration %ld",
+                 herd_coll_name(x->info[slot].coll), x->info[slot].label,
+                 x->iter - 1);
     herd_req_free(x->reqs[slot]);
     x->reqs[slot] = NULL;
     return st;
@@ -112,8 +142,11 @@ int ddp_prog_main(herd_comm_t *world, void *arg)
         job->max_bucket_bytes > (1u << 20) ? job->max_bucket_bytes : (1u << 20);
     apply_settings(p, world);
     x.reqs = calloc(x.nslots, sizeof(herd_req_t *));
-    if (!x.reqs || herd_alloc(world, bytes, (void **)&x.buf) != HERD_OK) {
+    x.info = calloc(x.nslots, sizeof(slot_info_t));
+    if (!x.reqs || !x.info ||
+        herd_alloc(world, bytes, (void **)&x.buf) != HERD_OK) {
         free(x.reqs);
+        free(x.info);
         return 1;
     }
     int raised = 0;
@@ -122,8 +155,15 @@ int ddp_prog_main(herd_comm_t *world, void *arg)
         p->raised[rank] = 1;
         p->errors[rank] = strdup(msg);
         drop_requests(&x);
+    } else if (st != HERD_OK && !p->errors[rank]) {
+        /* an engine error (aborted wait, unsupported algorithm, ...) */
+        snprintf(msg, sizeof(msg), "%s%s%s%s%s", x.blocked,
+                 x.blocked[0] ? ": " : "", herd_status_string(st),
+                 *herd_last_error(world) ? ": " : "", herd_last_error(world));
+        p->errors[rank] = strdup(msg);
     }
     free(x.reqs);
+    free(x.info);
     herd_free(world, x.buf);
     if (raised)
         return DDP_EXIT_REDUCTION_ERROR;

@@ -8,11 +8,14 @@
 
 #include "trace/ddp_report.h"
 
-/* "0-3,7" for the ranks where sel[r] is set. */
+/* "rank 3" or "ranks 0-3,7" for the ranks where sel[r] is set. */
 static void rank_ranges(const unsigned char *sel, int n, char *buf, size_t len)
 {
-    size_t o = 0;
-    buf[0] = '\0';
+    int count = 0;
+    for (int r = 0; r < n; r++)
+        count += sel[r] != 0;
+    size_t o = (size_t)snprintf(buf, len, count == 1 ? "rank " : "ranks ");
+    int first = 1;
     for (int r = 0; r < n && o < len; r++) {
         if (!sel[r])
             continue;
@@ -20,7 +23,8 @@ static void rank_ranges(const unsigned char *sel, int n, char *buf, size_t len)
         while (e + 1 < n && sel[e + 1])
             e++;
         o += (size_t)snprintf(buf + o, len - o, e > r ? "%s%d-%d" : "%s%d",
-                              o ? "," : "", r, e);
+                              first ? "" : ",", r, e);
+        first = 0;
         r = e;
     }
 }
@@ -57,8 +61,31 @@ static void diag_raised(const ddp_collect_t *c, const ddp_outcome_t *o,
         return;
     char ranks[256];
     rank_ranges(sel, c->world, ranks, sizeof(ranks));
-    put(d, "ranks %s raised at the next forward: %s\n", ranks,
+    put(d, "%s raised at the next forward: %s\n", ranks,
         o->errors && o->errors[first] ? o->errors[first] : "(no message)");
+}
+
+/* Ranks whose program failed on an engine error, grouped by message. */
+static void diag_failed(const ddp_collect_t *c, const ddp_outcome_t *o,
+                        unsigned char *sel, diag_buf_t *d)
+{
+    if (!o->errors)
+        return;
+    unsigned char *done = calloc((size_t)(c->world > 0 ? c->world : 1), 1);
+    for (int r = 0; done && r < c->world; r++) {
+        const char *m = o->errors[r];
+        if (!m || done[r] || (o->raised && o->raised[r]))
+            continue;
+        for (int q = 0; q < c->world; q++) {
+            sel[q] = !done[q] && o->errors[q] && !strcmp(o->errors[q], m) &&
+                     !(o->raised && o->raised[q]);
+            done[q] |= sel[q];
+        }
+        char ranks[256];
+        rank_ranges(sel, c->world, ranks, sizeof(ranks));
+        put(d, "%s stopped on an error: %s\n", ranks, m);
+    }
+    free(done);
 }
 
 /* Group ranks by the op they blocked in. */
@@ -79,7 +106,7 @@ static void diag_stuck(const ddp_collect_t *c, unsigned char *sel,
         char ranks[256];
         rank_ranges(sel, c->world, ranks, sizeof(ranks));
         put(d,
-            "ranks %s blocked in %s '%s' (seq %llu, %llu x %s) of "
+            "%s blocked in %s '%s' (seq %llu, %llu x %s) of "
             "iteration %ld: %s\n",
             ranks, herd_coll_name(s->coll), s->label,
             (unsigned long long)s->seq, (unsigned long long)s->count,
@@ -97,14 +124,15 @@ static void diag_finished(const ddp_collect_t *c, const ddp_outcome_t *o,
         long n = c->job->rank_iters[r];
         lo = n < lo ? n : lo;
         hi = n > hi ? n : hi;
-        sel[r] = !c->stuck[r].valid && !(o->raised && o->raised[r]);
+        sel[r] = !c->stuck[r].valid && !(o->raised && o->raised[r]) &&
+                 !(o->errors && o->errors[r]);
         any |= sel[r];
     }
     char ranks[256];
     rank_ranges(sel, c->world, ranks, sizeof(ranks));
     if (any && lo != hi)
         put(d,
-            "ranks %s finished their data; ranks run %ld to %ld "
+            "%s finished their data; ranks run %ld to %ld "
             "iterations (uneven batches per rank): the ranks with more "
             "data wait for collectives the others never call\n",
             ranks, lo, hi);
@@ -142,6 +170,7 @@ void ddp_report_diagnosis(const ddp_collect_t *c, const ddp_outcome_t *o,
         o->status == HERD_OK ? "error raised" : herd_status_string(o->status));
     diag_raised(c, o, sel, &d);
     diag_stuck(c, sel, &d);
+    diag_failed(c, o, sel, &d);
     diag_finished(c, o, sel, &d);
     diag_options(c, &d);
     if (o->info && o->info->report && *o->info->report)

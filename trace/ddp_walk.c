@@ -167,11 +167,11 @@ static herd_status_t finalize(walk_t *w, const ddp_buckets_t *bs)
         st = w->ops->wait(w->ctx, k);
     if (st == HERD_OK && map)
         st = w->ops->wait(w->ctx, slot_map(w));
+    if (st == HERD_OK)
+        st = w->ops->mark(w->ctx, "finalize");
     if (st == HERD_OK && !c->grad_as_bucket_view && w->job->model.copy_bw > 0)
         st = w->ops->compute(w->ctx, copy_s(w, w->job->model.total_bytes),
                              "copy_out");
-    if (st == HERD_OK)
-        st = w->ops->mark(w->ctx, "finalize");
     return st;
 }
 
