@@ -126,11 +126,13 @@ END_TEST
 START_TEST(test_failure_names_rank)
 {
     char *dir = tu_tmpdir(), *out = NULL;
-    int rc = launch(dir,
-                    "--standalone --nproc-per-node 4 --stop-grace 2 -- sh -c "
-                    "'echo $$ > pid.$RANK; if [ $RANK = 3 ]; then exit 7; fi; "
-                    "exec sleep 60'",
-                    &out);
+    int rc =
+        launch(dir,
+               "--standalone --nproc-per-node 4 --stop-grace 2 -- sh -c "
+               "'echo $$ > p.$RANK && mv p.$RANK pid.$RANK; if [ $RANK = 3 ]; "
+               "then while ! [ -e pid.0 -a -e pid.1 -a -e pid.2 ]; do "
+               "sleep 0.01; done; exit 7; fi; exec sleep 60'",
+               &out);
     ck_assert_int_eq(rc, 7);
     ck_assert_msg(strstr(out, "herd launch: rank 3 (local 3, pid ") != NULL,
                   "%s", out);
@@ -299,7 +301,8 @@ START_TEST(test_two_nodes)
     const char *worker =
         "sh -c 'echo $TORCHELASTIC_RESTART_COUNT $RANK $WORLD_SIZE "
         "$GROUP_RANK $LOCAL_RANK >> log.$RANK; if [ $RANK = 3 ] && "
-        "[ $TORCHELASTIC_RESTART_COUNT = 0 ]; then exit 4; fi'";
+        "[ $TORCHELASTIC_RESTART_COUNT = 0 ]; then for r in 0 1 2; do "
+        "until grep -qs . log.$r; do sleep 0.01; done; done; exit 4; fi'";
     const char *opts = "--nproc-per-node 2 --max-restarts 1 "
                        "--monitor-interval 0.02 --stop-grace 1";
     snprintf(args, sizeof(args),

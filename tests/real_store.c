@@ -74,7 +74,7 @@ static void expect_value(store_client_t *c, const char *key, const char *want)
 {
     void *v = NULL;
     size_t n = 0;
-    ck_assert_int_eq(store_get(c, key, 2.0, &v, &n), HERD_OK);
+    ck_assert_int_eq(store_get(c, key, 10.0, &v, &n), HERD_OK);
     ck_assert_uint_eq(n, strlen(want));
     ck_assert_str_eq(v, want);
     free(v);

@@ -79,13 +79,13 @@ static void key_of(const launch_agent_t *a, char *buf, size_t len, int round,
         snprintf(buf, len, "herd/launch/%s/%d/%s", a->run_id, round, what);
 }
 
-/* Drain the signalfd; 1 when SIGINT/SIGTERM arrived. */
+/* Drain the signalfd; 1 when a stop signal (all but SIGCHLD) arrived. */
 static int agent_signals(launch_agent_t *a)
 {
     struct signalfd_siginfo si;
     int stop = 0;
     while (read(a->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-        if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
+        if (si.ssi_signo != SIGCHLD) {
             a->sig = (int)si.ssi_signo;
             stop = 1;
         }
@@ -345,6 +345,17 @@ static herd_status_t agent_rounds(launch_agent_t *a, launch_result_t *res,
     }
 }
 
+/* The signals the launcher reads: SIGCHLD, and those it forwards. */
+static void launch_stop_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGQUIT);
+    sigaddset(set, SIGCHLD);
+}
+
 static herd_status_t agent_init(launch_agent_t *a, const launch_opts_t *o,
                                 sigset_t *old, char *err, size_t errlen)
 {
@@ -361,15 +372,14 @@ static herd_status_t agent_init(launch_agent_t *a, const launch_opts_t *o,
     a->g.n = o->nproc_per_node;
     a->g.failed = -1;
     a->g.child_mask = *old;
+    a->g.launcher_pid = getpid();
     if (!(a->g.w = calloc((size_t)a->g.n, sizeof(*a->g.w)))) {
         snprintf(err, errlen, "out of memory");
         return HERD_ERR_NO_MEMORY;
     }
     sigset_t set;
     sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGCHLD);
+    launch_stop_signals(&set);
     a->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     if (a->sfd < 0) {
         snprintf(err, errlen, "signalfd: %s", strerror(errno));
@@ -394,9 +404,7 @@ herd_status_t launch_run(const launch_opts_t *o, launch_result_t *out,
      * store thread started below inherits the block). */
     sigset_t set, old;
     sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGCHLD);
+    launch_stop_signals(&set);
     pthread_sigmask(SIG_BLOCK, &set, &old);
     launch_agent_t a;
     launch_result_t res = {.failed_rank = -1, .failed_local_rank = -1};

@@ -21,6 +21,7 @@ typedef struct launch_group {
     int port;            /* the master port the workers get */
     int store_hosted;    /* the launcher hosts the store */
     sigset_t child_mask; /* signal mask the workers start with */
+    pid_t launcher_pid;
     launch_worker_t *w;
     int n, live;
     int failed; /* index of the first worker that failed, -1 if none */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -128,6 +129,10 @@ static char **env_build(const launch_group_t *g, const launch_worker_t *w,
 static void child_exec(const launch_group_t *g, char **env)
 {
     setpgid(0, 0);
+    /* A launcher killed outright takes its workers with it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != g->launcher_pid)
+        _exit(128 + SIGKILL);
     sigprocmask(SIG_SETMASK, &g->child_mask, NULL);
     execvpe(g->o->argv[0], g->o->argv, env);
     int e = errno;

@@ -244,7 +244,8 @@ static herd_status_t waiter_park(srv_conn_t *c, uint8_t op, int n,
         w->keys[i][klens[i]] = '\0';
         w->klens[i] = klens[i];
     }
-    if (timeout_ms > 0) {
+    /* Beyond a month the timer is pointless (and near overflow). */
+    if (timeout_ms > 0 && timeout_ms < 31LL * 86400 * 1000) {
         struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
         w->timer = evtimer_new(c->srv->base, waiter_timeout_cb, w);
         if (!w->timer || evtimer_add(w->timer, &tv) != 0)
@@ -519,6 +520,9 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
         c->next->prev = c;
     srv->conns = c;
     bufferevent_setcb(bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
+    /* Stop reading a client that is ahead by more than one frame (e.g.
+     * pipelining behind a parked get): its input stays bounded. */
+    bufferevent_setwatermark(bev, EV_READ, 0, 4 + (size_t)STORE_MAX_FRAME);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
 }
 
