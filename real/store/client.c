@@ -326,6 +326,11 @@ void store_client_set_timeout(store_client_t *c, double timeout_s)
         c->timeout_s = timeout_s;
 }
 
+double store_client_timeout(const store_client_t *c)
+{
+    return c->timeout_s;
+}
+
 herd_status_t store_client_set_prefix(store_client_t *c, const char *prefix)
 {
     char *p = NULL;

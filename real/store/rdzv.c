@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "real/store/store.h"
+#include "real/store/store_int.h"
 
 /* How long rank 0 keeps its server up for the others to say goodbye. */
 #define RDZV_CLOSE_WAIT_S 30.0
@@ -329,10 +330,12 @@ void store_rdzv_close(store_rdzv_t *r)
             snprintf(key, sizeof(key), "herd/rdzv/exit/%d", r->rank);
             store_set(r->client, key, "1", 1);
         } else {
+            double t = store_client_timeout(r->client);
+            t = t < RDZV_CLOSE_WAIT_S ? t : RDZV_CLOSE_WAIT_S;
             for (int i = 1; i < r->world_size; i++) {
                 snprintf(key, sizeof(key), "herd/rdzv/exit/%d", i);
                 const char *k = key;
-                if (store_wait(r->client, &k, 1, RDZV_CLOSE_WAIT_S) != HERD_OK)
+                if (store_wait(r->client, &k, 1, t) != HERD_OK)
                     break;
             }
         }

@@ -9,6 +9,8 @@
 
 #include <herd/status.h>
 
+#include "real/store/store.h"
+
 typedef struct store_file store_file_t;
 
 herd_status_t store_file_open(const char *path, store_file_t **out);
@@ -29,6 +31,9 @@ herd_status_t store_file_check(store_file_t *f, const char *const *keys, int n,
 herd_status_t store_file_delete(store_file_t *f, const char *key,
                                 int *deleted_out);
 herd_status_t store_file_num_keys(store_file_t *f, int64_t *n_out);
+
+/* The client's default timeout (seconds). */
+double store_client_timeout(const store_client_t *c);
 
 /* A malloc'd, NUL-terminated copy of n bytes. */
 void *store_dup_bytes(const void *p, size_t n);
