@@ -251,30 +251,33 @@ static void start_head(net_state_t *s, uint32_t ci, uint64_t t)
         net_conn_schedule(s, ci, t + net_tx_ns(c->rem, c->rate));
 }
 
-herd_status_t sim_net_flow_start(sim_net_t *net, uint64_t now, int src, int dst,
-                                 int channel, uint64_t bytes, void *ctx)
+/* Settle what an earlier instant left pending, and refuse a start
+ * before net events the engine has not processed yet. */
+static herd_status_t catch_up(net_state_t *s, uint64_t now)
 {
-    net_state_t *s = net->st;
-    if (bad_rank(s, src) || bad_rank(s, dst) || channel < 0 || now < s->now)
+    if (now < s->now)
         return HERD_ERR_INVALID_ARG;
     if (s->ndirty && now > s->t_dirty)
         net_share_settle(s);
     net_ev_t e;
     if (net_next_event(s, &e) != NET_EV_NONE && e.t < now)
-        return HERD_ERR_INVALID_ARG; /* the engine skipped net events */
-    uint32_t ci, fi = NET_NONE;
-    herd_status_t st = conn_get(s, src, dst, channel, &ci);
-    if (st == HERD_OK)
-        st = flow_alloc(s, &fi);
-    if (st == HERD_OK)
-        st = net_heap_reserve(s, s->flows_cap + s->conns_cap);
+        return HERD_ERR_INVALID_ARG;
+    return HERD_OK;
+}
+
+static herd_status_t enqueue(net_state_t *s, uint64_t now, uint32_t ci,
+                             uint64_t bytes, void *ctx)
+{
+    uint32_t fi;
+    herd_status_t st = flow_alloc(s, &fi);
+    if (st != HERD_OK)
+        return st;
+    st = net_heap_reserve(s, s->flows_cap + s->conns_cap);
     if (st == HERD_OK)
         st = net_lane_reserve(s, s->conns[ci].lane);
-    if (st != HERD_OK) {
-        if (fi != NET_NONE) { /* give the flow back */
-            s->flows[fi].next = s->free_flow;
-            s->free_flow = fi;
-        }
+    if (st != HERD_OK) { /* give the flow back */
+        s->flows[fi].next = s->free_flow;
+        s->free_flow = fi;
         return st;
     }
     s->now = now;
@@ -291,6 +294,46 @@ herd_status_t sim_net_flow_start(sim_net_t *net, uint64_t now, int src, int dst,
         start_head(s, ci, now);
     }
     return HERD_OK;
+}
+
+herd_status_t sim_net_flow_start(sim_net_t *net, uint64_t now, int src, int dst,
+                                 int channel, uint64_t bytes, void *ctx)
+{
+    net_state_t *s = net->st;
+    if (bad_rank(s, src) || bad_rank(s, dst) || channel < 0)
+        return HERD_ERR_INVALID_ARG;
+    uint32_t ci;
+    herd_status_t st = catch_up(s, now);
+    if (st == HERD_OK)
+        st = conn_get(s, src, dst, channel, &ci);
+    if (st == HERD_OK)
+        st = enqueue(s, now, ci, bytes, ctx);
+    return st;
+}
+
+herd_status_t sim_net_conn(sim_net_t *net, int src, int dst, int channel,
+                           uint32_t *out)
+{
+    net_state_t *s = net->st;
+    if (bad_rank(s, src) || bad_rank(s, dst) || channel < 0)
+        return HERD_ERR_INVALID_ARG;
+    uint32_t ci;
+    herd_status_t st = conn_get(s, src, dst, channel, &ci);
+    if (st == HERD_OK)
+        *out = ci;
+    return st;
+}
+
+herd_status_t sim_net_flow_start_on(sim_net_t *net, uint64_t now, uint32_t conn,
+                                    uint64_t bytes, void *ctx)
+{
+    net_state_t *s = net->st;
+    if (conn >= s->nconns)
+        return HERD_ERR_INVALID_ARG;
+    herd_status_t st = catch_up(s, now);
+    if (st == HERD_OK)
+        st = enqueue(s, now, conn, bytes, ctx);
+    return st;
 }
 
 /* The head of connection ci has sent its last byte at t. */

@@ -27,16 +27,23 @@ typedef void (*sim_net_done_cb)(void *ctx, uint64_t t, int delivered,
                                 void *arg);
 
 herd_status_t sim_net_create(const herd_sim_opts_t *opts, int world_size,
-                             sim_net_done_cb cb, void *cb_arg,
-                             sim_net_t **out);
+                             sim_net_done_cb cb, void *cb_arg, sim_net_t **out);
 void sim_net_destroy(sim_net_t *net);
 
 /* Queue a flow of `bytes` at virtual time `now` (>= the last time passed
  * to advance). `ctx` comes back in the callback. Zero-byte flows take the
  * path latency only. */
-herd_status_t sim_net_flow_start(sim_net_t *net, uint64_t now, int src,
-                                 int dst, int channel, uint64_t bytes,
-                                 void *ctx);
+herd_status_t sim_net_flow_start(sim_net_t *net, uint64_t now, int src, int dst,
+                                 int channel, uint64_t bytes, void *ctx);
+
+/* A connection handle for (src, dst, channel), made on first use; ids
+ * are small integers, stable for the model's life. Starting flows on a
+ * handle skips the lookup: for engines that cache it per schedule step.
+ * sim_net_flow_start_on behaves exactly as sim_net_flow_start. */
+herd_status_t sim_net_conn(sim_net_t *net, int src, int dst, int channel,
+                           uint32_t *out);
+herd_status_t sim_net_flow_start_on(sim_net_t *net, uint64_t now, uint32_t conn,
+                                    uint64_t bytes, void *ctx);
 
 /* Time of the earliest pending send-completion or delivery; UINT64_MAX
  * if nothing is in flight. */

@@ -160,8 +160,8 @@ static void apply(net_state_t *s, uint64_t now)
             c->rate = r;
             continue;
         }
-        if (r == c->rate)
-            continue;
+        if (fabs(r - c->rate) <= 1e-12 * r)
+            continue; /* the same share, up to rounding: keep the schedule */
         if (c->rate > 0) {
             c->rem -= c->rate * (double)(now - c->t_upd) * 1e-9;
             if (c->rem < 0)

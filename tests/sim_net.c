@@ -214,6 +214,20 @@ START_TEST(fifo_connection)
     /* delivery callbacks come in queue order */
     ck_assert_uint_eq(r->ev[r->nev - 2].id, 2);
     ck_assert_uint_eq(r->ev[r->nev - 1].id, 3);
+    /* a connection handle is the same FIFO connection */
+    uint32_t h;
+    ck_assert_int_eq(sim_net_conn(r->net, 0, 1, 0, &h), HERD_OK);
+    ck_assert_int_eq(sim_net_conn(r->net, 0, 2, 0, &h), HERD_ERR_INVALID_ARG);
+    ck_assert_int_eq(sim_net_conn(r->net, 0, 1, 0, &h), HERD_OK);
+    flow(r, 2500000, 0, 1, 0, 100000, 6);
+    ck_assert_int_eq(
+        sim_net_flow_start_on(r->net, 2500000, h, 100000, (void *)(uintptr_t)7),
+        HERD_OK);
+    ck_assert_int_eq(sim_net_flow_start_on(r->net, 2500000, h + 100, 1, NULL),
+                     HERD_ERR_INVALID_ARG);
+    run(r);
+    ck_assert_uint_eq(r->sent[6], 2600000);
+    ck_assert_uint_eq(r->sent[7], 2700000);
     /* two channels are two connections: they share and end together */
     flow(r, 3000000, 0, 1, 0, 1000000, 4);
     flow(r, 3000000, 0, 1, 1, 1000000, 5);
