@@ -58,6 +58,7 @@ static void rank_state(const sim_world_t *w, int i, sim_diag_rank_t *o)
         o->seq = q->args.seq;
         o->count = q->args.count;
         o->dtype = q->args.dtype;
+        o->op = q->args.op;
         o->peer = q->kind == SIM_REQ_COLL ? q->args.root : q->peer_world;
         o->since_ns = q->t_post;
     } else {

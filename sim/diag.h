@@ -37,6 +37,7 @@ typedef struct sim_diag_rank {
     uint64_t seq;
     uint64_t count;
     herd_dtype_t dtype;
+    herd_op_t op;
     int peer;          /* root / p2p peer (world rank for p2p), or -1 */
     uint64_t since_ns; /* when that op was posted */
 } sim_diag_rank_t;
