@@ -1,12 +1,211 @@
-/* cli/cmd_replay.c - `herd replay`: not built yet (its issue is open). */
+/* cli/cmd_replay.c - `herd replay TRACE --engine sim|tcp|nccl`: replay a
+ * trace with the engine-agnostic replayer (trace/replay.c). On sim all
+ * ranks run here, on the cluster of --scenario (or one sized for the
+ * trace); on tcp/nccl this process is one rank (start it under `herd
+ * launch`) and writes its own timeline. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_ddp.h"
+#include "cli/cmd_sim.h"
+#include "trace/replay.h"
+#include "trace/trace.h"
+
+static const char usage[] =
+    "usage: herd replay TRACE [--engine sim|tcp|nccl] [--scenario FILE]\n"
+    "         [--set KEY=VALUE]... [--steps N] [-o DIR] [--no-plots]\n"
+    "Replays TRACE (herd-trace JSON). sim (default): every rank in virtual\n"
+    "time on the scenario's cluster (default: nodes of 8 GPUs, as many as\n"
+    "the trace needs); writes DIR/timeline.json/.tsv and gantt plots.\n"
+    "tcp, nccl: run under `herd launch`; each rank writes\n"
+    "DIR/timeline-rank<R>.json/.tsv (measured; see herd compare).\n"
+    "The trace is rescaled when the world size differs.\n"
+    "Exit: 0 ok, 1 the run failed or hung, 2 bad usage or input.\n";
+
+typedef struct rp_args {
+    const char *trace, *engine, *scenario, *out;
+    char *sets[64];
+    int nsets, steps, no_plots;
+} rp_args_t;
+
+static int rp_parse(int argc, char **argv, rp_args_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->engine = "sim";
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        int more = i + 1 < argc;
+        long v;
+        if (!strcmp(s, "--engine") && more)
+            a->engine = argv[++i];
+        else if (!strcmp(s, "--scenario") && more)
+            a->scenario = argv[++i];
+        else if ((!strcmp(s, "-o") || !strcmp(s, "--out")) && more)
+            a->out = argv[++i];
+        else if (!strcmp(s, "--set") && more && a->nsets < 64)
+            a->sets[a->nsets++] = argv[++i];
+        else if (!strcmp(s, "--steps") && more) {
+            if (cli_parse_int(argv[++i], 1, 1000000, &v))
+                return cli_usage_error("replay", "--steps: expected an "
+                                                 "integer >= 1");
+            a->steps = (int)v;
+        } else if (!strcmp(s, "--no-plots"))
+            a->no_plots = 1;
+        else if (s[0] == '-' || a->trace)
+            return cli_usage_error("replay",
+                                   "unexpected argument '%s' (see "
+                                   "--help)",
+                                   s);
+        else
+            a->trace = s;
+    }
+    if (!a->trace)
+        return cli_usage_error("replay", "missing TRACE (see --help)");
+    return 0;
+}
+
+/* The trace for `world` ranks (rescaled if needed). */
+static int rp_load(const char *path, int world, trace_t **out)
+{
+    char err[1024];
+    trace_t *t = NULL;
+    if (trace_read_json(path, &t, err, sizeof(err))) {
+        fprintf(stderr, "herd replay: %s\n", err);
+        return 2;
+    }
+    if (world > 0 && t->world_size != world) {
+        trace_t *r = NULL;
+        herd_status_t st = trace_rescale(t, world, &r, err, sizeof(err));
+        trace_destroy(t);
+        if (st) {
+            fprintf(stderr, "herd replay: %s\n", err);
+            return 2;
+        }
+        t = r;
+    }
+    *out = t;
+    return 0;
+}
+
+/* Without a scenario: nodes of ranks_per_node (8) GPUs, enough of them. */
+static void rp_default_cluster(trace_scenario_t *sc, const trace_t *t)
+{
+    int gpn = t->ranks_per_node > 0 ? t->ranks_per_node : 8;
+    if (gpn > t->world_size)
+        gpn = t->world_size;
+    sc->sim.cluster.gpus_per_node = gpn;
+    sc->sim.cluster.nodes = (t->world_size + gpn - 1) / gpn;
+    sc->sim.world_size = t->world_size;
+}
+
+static void rp_setup(trace_replay_t *rp, const trace_t *t,
+                     const trace_scenario_t *sc, const rp_args_t *a)
+{
+    trace_replay_init(rp, t);
+    if (sc) {
+        memcpy(rp->algo, sc->algo, sizeof(rp->algo));
+        rp->channels = sc->channels;
+        rp->chunk_bytes = sc->chunk_bytes;
+        rp->steps = sc->steps;
+    }
+    if (a->steps)
+        rp->steps = a->steps;
+}
+
+static int rp_sim(const rp_args_t *a)
+{
+    trace_scenario_t *sc = NULL;
+    trace_t *t = NULL;
+    trace_timeline_t *tl = NULL;
+    int rc = a->scenario
+                 ? cli_ddp_load_scenario("replay", a->scenario,
+                                         (char **)a->sets, a->nsets, &sc)
+             : trace_scenario_create(&sc) ? 2
+                                          : 0;
+    if (!rc)
+        rc = rp_load(a->trace, a->scenario ? trace_scenario_world_size(sc) : 0,
+                     &t);
+    if (!rc && !a->scenario)
+        rp_default_cluster(sc, t);
+    const char *dir = a->out ? a->out : "out/replay";
+    if (!rc && (cli_sim_mkdir("replay", dir) || trace_timeline_create(&tl) ||
+                trace_timeline_set_meta(tl, "engine", "sim") ||
+                trace_timeline_set_meta(tl, "trace", a->trace)))
+        rc = 2;
+    if (!rc) {
+        printf("replay %s on sim: %d ranks\n", a->trace, t->world_size);
+        herd_status_t st = cli_sim_replay(sc, t, a->steps, tl);
+        cli_sim_print_kinds(tl, stdout);
+        rc = cli_sim_write_timeline("replay", tl, dir, a->trace, a->no_plots);
+        rc = rc ? rc : st ? 1 : 0;
+    }
+    trace_timeline_destroy(tl);
+    trace_destroy(t);
+    trace_scenario_destroy(sc);
+    return rc;
+}
+
+/* One rank of a real engine: this process's part, its own timeline. */
+static int rp_real(const rp_args_t *a)
+{
+    const char *ws = getenv("WORLD_SIZE");
+    long world = 0;
+    if (!ws || cli_parse_int(ws, 1, 1 << 20, &world))
+        return cli_usage_error("replay",
+                               "--engine %s: WORLD_SIZE is not set;"
+                               " start it under `herd launch`",
+                               a->engine);
+    trace_t *t = NULL;
+    trace_timeline_t *tl = NULL;
+    int rc = rp_load(a->trace, (int)world, &t);
+    if (!rc && (trace_timeline_create(&tl) ||
+                trace_timeline_set_meta(tl, "engine", a->engine)))
+        rc = 2;
+    if (rc) {
+        trace_destroy(t);
+        return rc;
+    }
+    trace_replay_t rp;
+    rp_setup(&rp, t, NULL, a);
+    herd_init_t init = {.backend = a->engine,
+                        .init_method = "env://",
+                        .rank = -1,
+                        .local_rank = -1,
+                        .timeline_cb = trace_timeline_collect,
+                        .timeline_arg = tl};
+    herd_run_info_t info = {0};
+    herd_status_t st = herd_run(&init, trace_replay_main, &rp, &info);
+    const char *r = getenv("RANK");
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", a->out ? a->out : "out/replay");
+    if (st)
+        fprintf(stderr, "herd replay: rank %s: %s\n", r ? r : "?",
+                herd_status_string(st));
+    rc = cli_sim_mkdir("replay", dir) ? 2 : st ? 1 : 0;
+    if (rc != 2)
+        rc = cli_sim_write_rank_timeline(tl, dir, r ? r : "0") ? 2 : rc;
+    herd_run_info_clear(&info);
+    trace_timeline_destroy(tl);
+    trace_destroy(t);
+    return rc;
+}
 
 int cli_replay_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "herd replay: not available yet in this version\n");
-    return 2;
+    if (cli_wants_help(argc, argv, usage))
+        return 0;
+    rp_args_t a;
+    int rc = rp_parse(argc, argv, &a);
+    if (rc)
+        return rc;
+    if (!strcmp(a.engine, "sim"))
+        return rp_sim(&a);
+    if (strcmp(a.engine, "tcp") && strcmp(a.engine, "nccl"))
+        return cli_usage_error("replay",
+                               "--engine: expected sim, tcp or "
+                               "nccl, got '%s'",
+                               a.engine);
+    return rp_real(&a);
 }

@@ -119,6 +119,22 @@ int cli_sim_write_timeline(const char *cmd, trace_timeline_t *tl,
     return cli_sim_plot(cmd, "gantt.gp", args, 4);
 }
 
+int cli_sim_write_rank_timeline(trace_timeline_t *tl, const char *dir,
+                                const char *rank)
+{
+    char json[4096], tsv[4096], err[1024];
+    snprintf(json, sizeof(json), "%s/timeline-rank%s.json", dir, rank);
+    snprintf(tsv, sizeof(tsv), "%s/timeline-rank%s.tsv", dir, rank);
+    trace_timeline_sort(tl);
+    if (trace_timeline_write_chrome(tl, json, err, sizeof(err)) ||
+        trace_timeline_write_tsv(tl, tsv, err, sizeof(err))) {
+        fprintf(stderr, "herd replay: %s\n", err);
+        return 2;
+    }
+    printf("rank %s wrote %s\n", rank, json);
+    return 0;
+}
+
 void cli_sim_print_kinds(const trace_timeline_t *tl, FILE *f)
 {
     enum { K = HERD_COLL_COUNT + 2 };
@@ -251,16 +267,15 @@ static double sim_clock(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Replay `t` on the simulator; returns herd_run's status. */
-static herd_status_t sim_replay(const trace_scenario_t *sc, const trace_t *t,
-                                trace_timeline_t *tl)
+herd_status_t cli_sim_replay(const trace_scenario_t *sc, const trace_t *t,
+                             int steps, trace_timeline_t *tl)
 {
     trace_replay_t rp;
     trace_replay_init(&rp, t);
     memcpy(rp.algo, sc->algo, sizeof(rp.algo));
     rp.channels = sc->channels;
     rp.chunk_bytes = sc->chunk_bytes;
-    rp.steps = sc->steps;
+    rp.steps = steps ? steps : sc->steps;
     rp.errors = calloc((size_t)t->world_size, sizeof(char *));
     if (!rp.errors)
         return HERD_ERR_NO_MEMORY;
@@ -337,7 +352,7 @@ static int sim_run(trace_scenario_t *sc, trace_timeline_t *tl)
     int rc = sim_workload(sc, &t);
     if (rc)
         return rc;
-    herd_status_t st = sim_replay(sc, t, tl);
+    herd_status_t st = cli_sim_replay(sc, t, 0, tl);
     trace_destroy(t);
     return st == HERD_ERR_NO_MEMORY ? 2 : st ? 1 : 0;
 }

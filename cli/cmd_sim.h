@@ -6,7 +6,9 @@
 
 #include <stdio.h>
 
+#include "trace/scenario.h"
 #include "trace/timeline.h"
+#include "trace/trace.h"
 
 /* mkdir -p; prints the error. 0 ok, 2 failure. */
 int cli_sim_mkdir(const char *cmd, const char *dir);
@@ -14,9 +16,17 @@ int cli_sim_mkdir(const char *cmd, const char *dir);
  * chart DIR/gantt.png/.svg. Prints what it wrote; 0 ok, 2 failure. */
 int cli_sim_write_timeline(const char *cmd, trace_timeline_t *tl,
                            const char *dir, const char *title, int no_plots);
+/* DIR/timeline-rank<R>.json/.tsv of one process; 0 ok, 2 failure. */
+int cli_sim_write_rank_timeline(trace_timeline_t *tl, const char *dir,
+                                const char *rank);
 /* Run a plots/ script; a missing gnuplot is a warning (plots skipped). */
 int cli_sim_plot(const char *cmd, const char *script, const char *const *args,
                  int nargs);
+/* Replay `t` on the simulator with the scenario's cluster and collective
+ * settings, printing the outcome (and hang report); steps 0: the
+ * scenario's. Returns herd_run's status. */
+herd_status_t cli_sim_replay(const trace_scenario_t *sc, const trace_t *t,
+                             int steps, trace_timeline_t *tl);
 /* Per op kind: count, mean and max duration, total time over ranks. */
 void cli_sim_print_kinds(const trace_timeline_t *tl, FILE *f);
 

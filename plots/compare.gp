@@ -11,6 +11,12 @@ ttl = (ARGC >= 3) ? ARG3 : "predicted vs measured"
 set datafile separator "\t"
 stats data using 2 nooutput
 nblocks = STATS_blocks
+stats data using 2:3 nooutput
+lo = (STATS_min_x < STATS_min_y ? STATS_min_x : STATS_min_y) / 2
+hi = (STATS_max_x > STATS_max_y ? STATS_max_x : STATS_max_y) * 2
+if (lo <= 0) { lo = 0.001 }
+set xrange [lo:hi]
+set yrange [lo:hi]
 
 set title ttl noenhanced
 set xlabel "measured duration (us)"
