@@ -1,12 +1,511 @@
-/* cli/cmd_sweep.c - `herd sweep`: not built yet (its issue is open). */
+/* cli/cmd_sweep.c - `herd sweep`: run a scenario once per value of one or
+ * more keys (`--set KEY=V1,V2,...`, any scenario key), in parallel worker
+ * processes, and print a table with the best row marked, a one-line
+ * recommendation, a TSV and a plot (plots/ddp_sweep.gp).
+ *
+ * DDP scenarios report steady-state step time, exposed communication,
+ * overlap and bucket count (cmd_ddp_run.c runs them); trace workloads
+ * report the simulated makespan. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_ddp.h"
+#include "cli/cmd_sim.h"
+#include "trace/plot.h"
+#include "trace/replay.h"
+
+#define SWEEP_MAX_AXES 4
+#define SWEEP_MAX_VALUES 64
+#define SWEEP_MAX_SETS 64
+
+static const char usage[] =
+    "usage: herd sweep SCENARIO --set KEY=V1,V2,... [--set KEY=V]...\n"
+    "         [--out DIR] [--jobs N] [--no-plot] [--quiet]\n"
+    "Runs SCENARIO on the simulator for every value (the cross product when\n"
+    "several keys have lists); KEY is any scenario key (cluster.nodes,\n"
+    "collectives.algorithm, cluster.inter.bandwidth, ddp.bucket_cap_mb,\n"
+    "...). Prints a table (best row marked *), a recommendation, and writes\n"
+    "DIR/sweep.tsv and the plot DIR/sweep.png/.svg (DIR: sweep-out).\n";
+
+typedef struct axis {
+    char key[128];
+    char *vals[SWEEP_MAX_VALUES];
+    int n;
+} axis_t;
+
+typedef struct sweep_args {
+    const char *scenario, *out;
+    char *fixed[SWEEP_MAX_SETS];
+    int nfixed;
+    axis_t axes[SWEEP_MAX_AXES];
+    int naxes, jobs, no_plot, quiet;
+    char *storage[SWEEP_MAX_SETS]; /* strdup'd value lists */
+    int nstorage;
+} sweep_args_t;
+
+/* One run's numbers, passed back from a worker through a pipe. */
+typedef struct sweep_row {
+    int done, rc, ddp;
+    herd_status_t status;
+    double step_s, exposed_s, comm_s, overlap, wall_s;
+    long buckets;
+} sweep_row_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Split "1,2,[a, b]" at top-level commas (in place). */
+static int split_values(char *s, axis_t *ax)
+{
+    int depth = 0;
+    ax->n = 0;
+    ax->vals[ax->n++] = s;
+    for (char *p = s; *p; p++) {
+        depth += (*p == '[' || *p == '{') - (*p == ']' || *p == '}');
+        if (*p == ',' && depth == 0) {
+            if (ax->n == SWEEP_MAX_VALUES)
+                return -1;
+            *p = '\0';
+            ax->vals[ax->n++] = p + 1;
+        }
+    }
+    for (int i = 0; i < ax->n; i++)
+        if (!*ax->vals[i])
+            return -1;
+    return 0;
+}
+
+static int add_set(sweep_args_t *a, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg)
+        return cli_usage_error("sweep", "--set %s: expected KEY=VALUE", arg);
+    if (a->nstorage == SWEEP_MAX_SETS)
+        return cli_usage_error("sweep", "too many --set options");
+    char *copy = strdup(arg);
+    if (!copy)
+        return 2;
+    a->storage[a->nstorage++] = copy;
+    axis_t tmp = {{0}, {0}, 0};
+    char *val = copy + (eq - arg) + 1;
+    if (split_values(val, &tmp))
+        return cli_usage_error("sweep", "--set %s: bad value list", arg);
+    if (tmp.n == 1) {
+        a->fixed[a->nfixed++] = copy;
+        return 0;
+    }
+    if (a->naxes == SWEEP_MAX_AXES)
+        return cli_usage_error("sweep", "at most %d swept keys",
+                               SWEEP_MAX_AXES);
+    copy[eq - arg] = '\0';
+    snprintf(tmp.key, sizeof(tmp.key), "%s", copy);
+    a->axes[a->naxes++] = tmp;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, sweep_args_t *a)
+{
+    long n;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        int rc = 0;
+        if (!strcmp(s, "--no-plot"))
+            a->no_plot = 1;
+        else if (!strcmp(s, "--quiet"))
+            a->quiet = 1;
+        else if (s[0] == '-' && i + 1 >= argc)
+            rc = cli_usage_error("sweep", "option '%s' needs a value", s);
+        else if (!strcmp(s, "--set"))
+            rc = add_set(a, argv[++i]);
+        else if (!strcmp(s, "--out"))
+            a->out = argv[++i];
+        else if (!strcmp(s, "--jobs") && !cli_parse_int(argv[++i], 1, 256, &n))
+            a->jobs = (int)n;
+        else if (s[0] == '-')
+            rc = cli_usage_error("sweep", "bad option '%s'", s);
+        else if (!a->scenario)
+            a->scenario = s;
+        else
+            rc = cli_usage_error("sweep", "unexpected '%s'", s);
+        if (rc)
+            return rc;
+    }
+    if (!a->scenario)
+        return cli_usage_error("sweep", "missing SCENARIO (see --help)");
+    if (!a->naxes)
+        return cli_usage_error("sweep", "nothing to sweep: give --set "
+                                        "KEY=V1,V2,...");
+    return 0;
+}
+
+static int ncombos(const sweep_args_t *a)
+{
+    int n = 1;
+    for (int i = 0; i < a->naxes; i++)
+        n *= a->axes[i].n;
+    return n;
+}
+
+/* Value index of axis `ax` in combination `c` (last axis fastest). */
+static int value_of(const sweep_args_t *a, int c, int ax)
+{
+    for (int i = a->naxes - 1; i > ax; i--)
+        c /= a->axes[i].n;
+    return c % a->axes[ax].n;
+}
+
+/* A trace or message-size workload: its simulated makespan. */
+static int run_trace_workload(trace_scenario_t *sc, sweep_row_t *row)
+{
+    char err[1024];
+    int world = trace_scenario_world_size(sc);
+    trace_t *t = NULL, *r = NULL;
+    herd_status_t st = HERD_ERR_UNSUPPORTED;
+    if (sc->wl_kind == TRACE_WL_SWEEP)
+        st = trace_from_sweep(&sc->sweep, world, &t);
+    else if (sc->wl_kind == TRACE_WL_TRACE)
+        st = trace_read_json(sc->trace_path, &t, err, sizeof(err));
+    if (st == HERD_OK && t->world_size != world) {
+        st = trace_rescale(t, world, &r, err, sizeof(err));
+        trace_destroy(t);
+        t = r;
+    }
+    if (st != HERD_OK) {
+        trace_destroy(t);
+        fprintf(stderr, "herd sweep: the scenario has no DDP or trace "
+                        "workload to run\n");
+        return 2;
+    }
+    trace_replay_t rp;
+    trace_replay_init(&rp, t);
+    memcpy(rp.algo, sc->algo, sizeof(rp.algo));
+    rp.channels = sc->channels;
+    rp.chunk_bytes = sc->chunk_bytes;
+    rp.steps = sc->steps;
+    herd_init_t init = {.backend = "sim",
+                        .world_size = world,
+                        .timeout_s = sc->timeout_s,
+                        .engine_opts = &sc->sim};
+    herd_run_info_t info = {0};
+    row->status = herd_run(&init, trace_replay_main, &rp, &info);
+    row->step_s = (double)info.end_time_ns * 1e-9;
+    herd_run_info_clear(&info);
+    trace_destroy(t);
+    return 0;
+}
+
+static int run_ddp_workload(trace_scenario_t *sc, sweep_row_t *row)
+{
+    ddp_job_t *job = NULL;
+    cli_ddp_result_t res;
+    if (cli_ddp_make_job("sweep", sc, &job))
+        return 2;
+    int rc = cli_ddp_simulate(sc, job, NULL, NULL, &res);
+    if (!rc) {
+        row->ddp = 1;
+        row->status = res.status;
+        if (res.status == HERD_OK && res.diagnosis[0])
+            row->status = HERD_ERR_ABORTED; /* a rank raised */
+        row->step_s = res.summary.step_s;
+        row->exposed_s = res.summary.exposed_s;
+        row->comm_s = res.summary.comm_s;
+        row->overlap = res.summary.overlap;
+        row->buckets = (long)job->rebuilt.n;
+        cli_ddp_result_fini(&res);
+    }
+    ddp_job_destroy(job);
+    return rc;
+}
+
+static void run_one(const sweep_args_t *a, int c, sweep_row_t *row)
+{
+    char *sets[SWEEP_MAX_SETS + SWEEP_MAX_AXES];
+    char buf[SWEEP_MAX_AXES][1024];
+    int n = 0;
+    double t0 = now_s();
+    memset(row, 0, sizeof(*row));
+    for (int i = 0; i < a->nfixed; i++)
+        sets[n++] = a->fixed[i];
+    for (int ax = 0; ax < a->naxes; ax++) {
+        snprintf(buf[ax], sizeof(buf[ax]), "%s=%s", a->axes[ax].key,
+                 a->axes[ax].vals[value_of(a, c, ax)]);
+        sets[n++] = buf[ax];
+    }
+    trace_scenario_t *sc = NULL;
+    row->rc = cli_ddp_load_scenario("sweep", a->scenario, sets, n, &sc);
+    if (!row->rc)
+        row->rc = sc->wl_kind == TRACE_WL_DDP ? run_ddp_workload(sc, row)
+                                              : run_trace_workload(sc, row);
+    trace_scenario_destroy(sc);
+    row->wall_s = now_s() - t0;
+    row->done = 1;
+}
+
+static void progress(const sweep_args_t *a, int done, int total, double t0)
+{
+    if (a->quiet || total < 2 || !isatty(STDERR_FILENO))
+        return;
+    int width = 30, fill = done * width / total;
+    fprintf(stderr, "\r[%.*s%.*s] %d/%d  %.1f s", fill,
+            "##############################", width - fill,
+            "..............................", done, total, now_s() - t0);
+    if (done == total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* Worker w runs combinations w, w+jobs, ... and writes (index, row). */
+static void worker(const sweep_args_t *a, int w, int jobs, int fd)
+{
+    for (int c = w; c < ncombos(a); c += jobs) {
+        struct {
+            int c;
+            sweep_row_t row;
+        } msg;
+        msg.c = c;
+        run_one(a, c, &msg.row);
+        if (write(fd, &msg, sizeof(msg)) != (ssize_t)sizeof(msg))
+            _exit(1);
+    }
+    _exit(0);
+}
+
+static int gather(const sweep_args_t *a, int *fds, int jobs, sweep_row_t *rows,
+                  double t0)
+{
+    int total = ncombos(a), got = 0;
+    for (int w = 0; w < jobs; w++) {
+        struct {
+            int c;
+            sweep_row_t row;
+        } msg;
+        ssize_t n;
+        while ((n = read(fds[w], &msg, sizeof(msg))) == (ssize_t)sizeof(msg)) {
+            if (msg.c >= 0 && msg.c < total)
+                rows[msg.c] = msg.row;
+            progress(a, ++got, total, t0);
+        }
+        close(fds[w]);
+    }
+    return got;
+}
+
+static int run_all(const sweep_args_t *a, sweep_row_t *rows)
+{
+    int total = ncombos(a), jobs = a->jobs > 0 ? a->jobs : 1;
+    double t0 = now_s();
+    jobs = jobs > total ? total : jobs;
+    if (jobs == 1) {
+        for (int c = 0; c < total; c++) {
+            run_one(a, c, &rows[c]);
+            progress(a, c + 1, total, t0);
+        }
+        return 0;
+    }
+    int fds[256];
+    pid_t pids[256];
+    fflush(NULL);
+    for (int w = 0; w < jobs; w++) {
+        int p[2];
+        if (pipe(p) || (pids[w] = fork()) < 0)
+            return cli_usage_error("sweep", "cannot start workers: %s",
+                                   strerror(errno));
+        if (pids[w] == 0) {
+            close(p[0]);
+            worker(a, w, jobs, p[1]);
+        }
+        close(p[1]);
+        fds[w] = p[0];
+    }
+    gather(a, fds, jobs, rows, t0);
+    for (int w = 0; w < jobs; w++)
+        waitpid(pids[w], NULL, 0);
+    return 0;
+}
+
+static int row_ok(const sweep_row_t *r)
+{
+    return r->done && r->rc == 0 && r->status == HERD_OK;
+}
+
+static int best_row(const sweep_row_t *rows, int n)
+{
+    int best = -1;
+    for (int c = 0; c < n; c++)
+        if (row_ok(&rows[c]) &&
+            (best < 0 || rows[c].step_s < rows[best].step_s))
+            best = c;
+    return best;
+}
+
+static const char *short_key(const char *key)
+{
+    const char *dot = strrchr(key, '.');
+    return dot ? dot + 1 : key;
+}
+
+static void print_table(const sweep_args_t *a, const sweep_row_t *rows,
+                        int best)
+{
+    int ddp = 0;
+    for (int c = 0; c < ncombos(a); c++)
+        ddp |= rows[c].ddp;
+    printf("  ");
+    for (int ax = 0; ax < a->naxes; ax++)
+        printf("%16s", short_key(a->axes[ax].key));
+    if (ddp)
+        printf(" %8s %10s %11s %10s %8s", "buckets", "step_ms", "exposed_ms",
+               "comm_ms", "overlap");
+    else
+        printf(" %12s", "time_ms");
+    printf("  %s\n", "status");
+    for (int c = 0; c < ncombos(a); c++) {
+        const sweep_row_t *r = &rows[c];
+        printf("%c ", c == best ? '*' : ' ');
+        for (int ax = 0; ax < a->naxes; ax++)
+            printf("%16s", a->axes[ax].vals[value_of(a, c, ax)]);
+        if (ddp)
+            printf(" %8ld %10.3f %11.3f %10.3f %7.1f%%", r->buckets,
+                   r->step_s * 1e3, r->exposed_s * 1e3, r->comm_s * 1e3,
+                   r->overlap * 100);
+        else
+            printf(" %12.3f", r->step_s * 1e3);
+        printf("  %s\n", r->rc       ? "bad input"
+                         : r->status ? herd_status_string(r->status)
+                                     : "ok");
+    }
+}
+
+/* The combination's values as "key=v, key=w". */
+static void combo_text(const sweep_args_t *a, int c, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int ax = 0; ax < a->naxes && o < len; ax++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s=%s", ax ? ", " : "",
+                              a->axes[ax].key,
+                              a->axes[ax].vals[value_of(a, c, ax)]);
+}
+
+static void recommend(const sweep_args_t *a, const sweep_row_t *rows, int best)
+{
+    char what[512];
+    if (best < 0) {
+        printf("recommendation: none (no run completed)\n");
+        return;
+    }
+    int worst = best;
+    for (int c = 0; c < ncombos(a); c++)
+        if (row_ok(&rows[c]) && rows[c].step_s > rows[worst].step_s)
+            worst = c;
+    combo_text(a, best, what, sizeof(what));
+    const sweep_row_t *b = &rows[best], *w = &rows[worst];
+    printf("recommendation: %s: step %.3f ms", what, b->step_s * 1e3);
+    if (b->ddp)
+        printf(", exposed communication %.3f ms, overlap %.0f%%",
+               b->exposed_s * 1e3, b->overlap * 100);
+    if (worst != best) {
+        combo_text(a, worst, what, sizeof(what));
+        printf(" (%.1f%% faster than the slowest, %s)",
+               100.0 * (w->step_s - b->step_s) / w->step_s, what);
+    }
+    printf("\n");
+}
+
+/* One numeric axis: DIR/sweep.tsv sorted by value, and the plot. */
+static int write_plot(const sweep_args_t *a, const sweep_row_t *rows, int best)
+{
+    const axis_t *ax = &a->axes[0];
+    double x[SWEEP_MAX_VALUES];
+    int order[SWEEP_MAX_VALUES];
+    if (a->naxes != 1 || best < 0)
+        return 0;
+    for (int i = 0; i < ax->n; i++) {
+        if (cli_parse_double(ax->vals[i], &x[i]))
+            return 0; /* not numeric: table only */
+        order[i] = i;
+        for (int j = i; j > 0 && x[order[j]] < x[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    }
+    const char *dir = a->out ? a->out : "sweep-out";
+    char tsv[4096], prefix[4096], bx[32], by[32], title[512];
+    if (cli_sim_mkdir("sweep", dir))
+        return 2;
+    snprintf(tsv, sizeof(tsv), "%s/sweep.tsv", dir);
+    snprintf(prefix, sizeof(prefix), "%s/sweep", dir);
+    FILE *f = fopen(tsv, "w");
+    if (!f)
+        return cli_usage_error("sweep", "cannot write %s", tsv);
+    fprintf(f, "%s\tstep_ms\texposed_ms\tcomm_ms\toverlap\tbuckets\n", ax->key);
+    for (int i = 0; i < ax->n; i++) {
+        const sweep_row_t *r = &rows[order[i]];
+        if (row_ok(r))
+            fprintf(f, "%g\t%.6f\t%.6f\t%.6f\t%.4f\t%ld\n", x[order[i]],
+                    r->step_s * 1e3, r->exposed_s * 1e3, r->comm_s * 1e3,
+                    r->overlap, r->buckets);
+    }
+    fclose(f);
+    printf("wrote %s\n", tsv);
+    if (a->no_plot)
+        return 0;
+    snprintf(bx, sizeof(bx), "%g", x[best]);
+    snprintf(by, sizeof(by), "%.6f", rows[best].step_s * 1e3);
+    snprintf(title, sizeof(title), "%s: predicted step time vs %s", a->scenario,
+             ax->key);
+    int logx = x[order[0]] > 0 && x[order[ax->n - 1]] / x[order[0]] >= 16;
+    const char *args[] = {tsv, prefix, title, ax->key, bx, by, "log"};
+    return cli_sim_plot("sweep", "ddp_sweep.gp", args, logx ? 7 : 6);
+}
+
+static void free_args(sweep_args_t *a)
+{
+    for (int i = 0; i < a->nstorage; i++)
+        free(a->storage[i]);
+}
 
 int cli_sweep_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "herd sweep: not available yet in this version\n");
-    return 2;
+    if (cli_wants_help(argc, argv, usage))
+        return 0;
+    sweep_args_t *a = calloc(1, sizeof(*a));
+    if (!a)
+        return 2;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    a->jobs = cpus > 0 ? (int)cpus : 1;
+    int rc = parse_args(argc, argv, a);
+    sweep_row_t *rows = NULL;
+    if (!rc && !(rows = calloc((size_t)ncombos(a), sizeof(*rows))))
+        rc = 2;
+    double t0 = now_s();
+    if (!rc)
+        rc = run_all(a, rows);
+    if (!rc) {
+        int best = best_row(rows, ncombos(a));
+        printf("sweep of %s: %d runs in %.2f s\n", a->scenario, ncombos(a),
+               now_s() - t0);
+        print_table(a, rows, best);
+        recommend(a, rows, best);
+        rc = write_plot(a, rows, best);
+        for (int c = 0; !rc && c < ncombos(a); c++)
+            rc = rows[c].rc ? 2 : rows[c].done ? 0 : 1;
+    }
+    free(rows);
+    free_args(a);
+    free(a);
+    return rc;
 }
