@@ -323,7 +323,9 @@ START_TEST(test_errors)
     expect_error("tcp://127.0.0.1:1", NULL, HERD_ERR_INVALID_ARG,
                  "tcp:// needs RANK and WORLD_SIZE");
     /* rank 1 with nobody serving: gives up at the timeout and says where */
-    expect_error("tcp://127.0.0.1:1", ok, HERD_ERR_TIMEOUT,
+    const char *quick[] = {"RANK=1", "WORLD_SIZE=2", "HERD_STORE_TIMEOUT=0.3",
+                           NULL};
+    expect_error("tcp://127.0.0.1:1", quick, HERD_ERR_TIMEOUT,
                  "rank 1 cannot reach the store at 127.0.0.1:1");
     expect_error("file:///nonexistent-dir/x/y", ok, HERD_ERR_NOT_FOUND,
                  "file store '/nonexistent-dir/x/y'");

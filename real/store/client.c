@@ -24,6 +24,10 @@
  * before it gives the server up. */
 #define STORE_REPLY_MARGIN_S 5.0
 #define STORE_DEFAULT_TIMEOUT_S 300.0
+/* Requests that never wait (set, add, ...) give a slow server at least
+ * this long, whatever the client's timeout: a loaded machine must not
+ * pass for a dead store. */
+#define STORE_MIN_REPLY_S 30.0
 
 struct store_client {
     int fd;             /* TCP back end; -1 when file is set */
@@ -156,6 +160,11 @@ static herd_status_t rpc(store_client_t *c, double wait_s, store_rbuf_t *r)
     return (herd_status_t)store_rbuf_i32(r);
 }
 
+static double reply_wait(const store_client_t *c)
+{
+    return c->timeout_s > STORE_MIN_REPLY_S ? c->timeout_s : STORE_MIN_REPLY_S;
+}
+
 /* Start a request frame: op byte. */
 static void req_begin(store_client_t *c, store_op_t op)
 {
@@ -254,7 +263,7 @@ static herd_status_t client_auth(store_client_t *c, const char *token)
     req_begin(c, STORE_OP_AUTH);
     store_wbuf_bytes(&c->w, token, strlen(token));
     store_rbuf_t r;
-    return rpc(c, c->timeout_s, &r);
+    return rpc(c, reply_wait(c), &r);
 }
 
 static store_client_t *client_new(void)
@@ -374,7 +383,7 @@ herd_status_t store_set(store_client_t *c, const char *key, const void *val,
     req_key(c, key);
     store_wbuf_bytes(&c->w, val, len);
     store_rbuf_t r;
-    return rpc(c, c->timeout_s, &r);
+    return rpc(c, reply_wait(c), &r);
 }
 
 /* A byte string from a reply, as a malloc'd NUL-terminated copy. */
@@ -439,7 +448,7 @@ herd_status_t store_add(store_client_t *c, const char *key, int64_t delta,
         req_key(c, key);
         store_wbuf_i64(&c->w, delta);
         store_rbuf_t r;
-        st = rpc(c, c->timeout_s, &r);
+        st = rpc(c, reply_wait(c), &r);
         if (st == HERD_OK)
             st = reply_i64(&r, &v);
     }
@@ -471,7 +480,7 @@ herd_status_t store_compare_set(store_client_t *c, const char *key,
     store_wbuf_bytes(&c->w, expected, elen);
     store_wbuf_bytes(&c->w, desired, dlen);
     store_rbuf_t r;
-    herd_status_t st = rpc(c, c->timeout_s, &r);
+    herd_status_t st = rpc(c, reply_wait(c), &r);
     return st == HERD_OK ? reply_bytes(&r, cur_out, curlen_out) : st;
 }
 
@@ -551,7 +560,7 @@ herd_status_t store_check(store_client_t *c, const char *const *keys, int n,
     req_keys(c, STORE_OP_CHECK, keys, n);
     store_rbuf_t r;
     int64_t v = 0;
-    herd_status_t st = rpc(c, c->timeout_s, &r);
+    herd_status_t st = rpc(c, reply_wait(c), &r);
     if (st == HERD_OK && (st = reply_i64(&r, &v)) == HERD_OK)
         *all_exist_out = v != 0;
     return st;
@@ -573,7 +582,7 @@ herd_status_t store_delete(store_client_t *c, const char *key, int *deleted_out)
         req_begin(c, STORE_OP_DELETE);
         req_key(c, key);
         store_rbuf_t r;
-        st = rpc(c, c->timeout_s, &r);
+        st = rpc(c, reply_wait(c), &r);
         if (st == HERD_OK)
             st = reply_i64(&r, &v);
     }
@@ -591,7 +600,7 @@ herd_status_t store_num_keys(store_client_t *c, int64_t *n_out)
     req_begin(c, STORE_OP_NUM_KEYS);
     store_rbuf_t r;
     int64_t v = 0;
-    herd_status_t st = rpc(c, c->timeout_s, &r);
+    herd_status_t st = rpc(c, reply_wait(c), &r);
     if (st == HERD_OK && (st = reply_i64(&r, &v)) == HERD_OK)
         *n_out = v;
     return st;

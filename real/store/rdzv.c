@@ -20,6 +20,8 @@
 
 /* How long rank 0 keeps its server up for the others to say goodbye. */
 #define RDZV_CLOSE_WAIT_S 30.0
+/* The least time to wait for the store unless HERD_STORE_TIMEOUT says. */
+#define RDZV_MIN_TIMEOUT_S 30.0
 
 typedef struct rdzv_ep {
     char host[256];
@@ -250,7 +252,9 @@ static double rdzv_timeout(const herd_init_t *init)
     double t = v && *v ? atof(v) : 0;
     if (t > 0)
         return t;
-    return init->timeout_s > 0 ? init->timeout_s : HERD_DEFAULT_TIMEOUT_S;
+    /* A short collective timeout must not make a slow start fatal. */
+    t = init->timeout_s > 0 ? init->timeout_s : HERD_DEFAULT_TIMEOUT_S;
+    return t > RDZV_MIN_TIMEOUT_S ? t : RDZV_MIN_TIMEOUT_S;
 }
 
 static herd_status_t rdzv_connect(const herd_init_t *init, const rdzv_ep_t *ep,
@@ -274,7 +278,7 @@ static herd_status_t rdzv_connect(const herd_init_t *init, const rdzv_ep_t *ep,
     if (st != HERD_OK)
         return rdzv_fail(err, errlen, st,
                          "rank %d cannot reach the store at %s:%d within "
-                         "%.0f s: %s",
+                         "%.3g s: %s",
                          r->rank, ep->host, ep->port, tmo,
                          herd_status_string(st));
     store_client_set_timeout(r->client, tmo);
