@@ -1,11 +1,13 @@
 /* tests/sim_net.c - the simulator's network model: path selection, exact
  * closed forms for lone flows and rings, FIFO connections, max-min
  * sharing, overrides, topologies, validation and determinism. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/net.h"
+#include "sim/net_impl.h" /* the reference model reads links and paths */
 #include "support/testutil.h"
 
 #define MAXEV 4096
@@ -508,6 +510,151 @@ static void tangle(rec_t *r)
     run(r);
 }
 
+/* A brute-force reference: continuous time, global max-min over every
+ * transmitting connection after every event, FIFO per connection. */
+#define REF_N 160
+
+typedef struct ref_flow {
+    uint64_t start, bytes;
+    int src, dst, ch, conn;
+    net_path_t path;
+    double rem, rate, sent;
+    int state; /* 0 not arrived, 1 queued, 2 head, 3 sent */
+} ref_flow_t;
+
+static void ref_rates(const net_state_t *s, ref_flow_t *f, int n)
+{
+    static const int maxl = 64;
+    double left[64];
+    int cnt[64];
+    ck_assert_uint_le(s->nlinks, maxl);
+    for (uint32_t l = 0; l < s->nlinks; l++) {
+        left[l] = s->links[l].cap;
+        cnt[l] = 0;
+    }
+    int todo = 0;
+    for (int i = 0; i < n; i++) {
+        f[i].rate = 0;
+        if (f[i].state != 2)
+            continue;
+        todo++;
+        for (uint32_t k = 0; k < f[i].path.n; k++)
+            cnt[f[i].path.link[k]]++;
+    }
+    while (todo > 0) {
+        int best = -1;
+        for (uint32_t l = 0; l < s->nlinks; l++)
+            if (cnt[l] &&
+                (best < 0 || left[l] / cnt[l] < left[best] / cnt[best]))
+                best = (int)l;
+        double share = left[best] / cnt[best];
+        for (int i = 0; i < n; i++) {
+            int on = 0;
+            for (uint32_t k = 0; k < f[i].path.n; k++)
+                on |= f[i].path.link[k] == (uint32_t)best;
+            if (f[i].state != 2 || f[i].rate > 0 || !on)
+                continue;
+            f[i].rate = share;
+            todo--;
+            for (uint32_t k = 0; k < f[i].path.n; k++) {
+                left[f[i].path.link[k]] -= share;
+                cnt[f[i].path.link[k]]--;
+            }
+        }
+    }
+}
+
+/* Make arrived flows heads of idle connections; true if any changed. */
+static int ref_heads(ref_flow_t *f, int n, double t)
+{
+    int changed = 0;
+    for (int i = 0; i < n; i++) {
+        if (f[i].state == 0 && (double)f[i].start <= t + 1e-9) {
+            f[i].state = 1;
+            changed = 1;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (f[i].state != 1)
+            continue;
+        int busy = 0;
+        for (int j = 0; j < n; j++)
+            busy |= j != i && f[j].conn == f[i].conn &&
+                    (f[j].state == 2 || (f[j].state == 1 && j < i));
+        if (!busy) {
+            f[i].state = 2;
+            f[i].rem = (double)f[i].bytes;
+            changed = 1;
+        }
+    }
+    return changed;
+}
+
+static void ref_run(const net_state_t *s, ref_flow_t *f, int n)
+{
+    double t = 0;
+    for (int done = 0; done < n;) {
+        while (ref_heads(f, n, t))
+            ;
+        ref_rates(s, f, n);
+        double dt = INFINITY;
+        for (int i = 0; i < n; i++) {
+            if (f[i].state == 0 && (double)f[i].start - t < dt)
+                dt = (double)f[i].start - t;
+            if (f[i].state == 2 && f[i].rem * 1e9 / f[i].rate < dt)
+                dt = f[i].rem * 1e9 / f[i].rate;
+        }
+        t += dt;
+        for (int i = 0; i < n; i++) {
+            if (f[i].state != 2)
+                continue;
+            f[i].rem -= f[i].rate * dt * 1e-9;
+            if (f[i].rem <= 1e-6 * (double)f[i].bytes) {
+                f[i].state = 3;
+                f[i].sent = t;
+                done++;
+            }
+        }
+    }
+}
+
+START_TEST(maxmin_matches_reference)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 4, 2);
+    o.cluster.topo = HERD_TOPO_FATTREE;
+    o.cluster.nodes_per_leaf = 2;
+    o.cluster.oversub = 3;
+    herd_rank_override_t ro = {.rank = 5, .nic_factor = 0.4};
+    o.ranks = &ro;
+    o.nranks_overrides = 1;
+    rec_t *r = rec_new(&o);
+    ref_flow_t *f = calloc(REF_N, sizeof(*f));
+    uint64_t x = 99, now = 0;
+    for (int i = 0; i < REF_N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        f[i].src = (int)((x >> 33) % 8);
+        f[i].dst = (f[i].src + 1 + (int)((x >> 40) % 7)) % 8;
+        f[i].ch = (int)((x >> 50) % 2);
+        f[i].conn = (f[i].src * 8 + f[i].dst) * 2 + f[i].ch;
+        f[i].bytes = 10000 + (x >> 13) % 200000;
+        now += (x >> 20) % 20000;
+        f[i].start = now;
+        net_topo_path(r->net->st, f[i].src, f[i].dst, &f[i].path);
+        sim_net_advance(r->net, now);
+        flow(r, now, f[i].src, f[i].dst, f[i].ch, f[i].bytes, (uintptr_t)i);
+    }
+    run(r);
+    ref_run(r->net->st, f, REF_N);
+    for (int i = 0; i < REF_N; i++) /* ns rounding may add up a little */
+        ck_assert_msg(fabs((double)r->sent[i] - f[i].sent) < 50,
+                      "flow %d: model %llu, reference %.1f", i,
+                      (unsigned long long)r->sent[i], f[i].sent);
+    free(f);
+    rec_free(r);
+}
+END_TEST
+
 START_TEST(deterministic)
 {
     herd_sim_opts_t o;
@@ -615,6 +762,7 @@ static Suite *suite(void)
     tcase_add_test(tc, halving_doubling_closed_form);
     tcase_add_test(tc, chain_broadcast_pipelines);
     tcase_add_test(tc, deterministic);
+    tcase_add_test(tc, maxmin_matches_reference);
     tcase_add_test(tc, invalid_input);
     tcase_add_test(tc, opts_defaults);
     suite_add_tcase(s, tc);
