@@ -274,6 +274,9 @@ START_TEST(test_usage_errors)
     ck_assert_int_eq(launch(dir, "--standalone -- /no/such/cmd", &out), 127);
     ck_assert_ptr_nonnull(strstr(out, "cannot run '/no/such/cmd'"));
     free(out);
+    ck_assert_int_eq(launch(dir, "--help", &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "--nproc-per-node"));
+    free(out);
     /* torchrun's underscore spelling and --flag=value */
     ck_assert_int_eq(launch(dir, "--standalone --nproc_per_node=2 true", &out),
                      0);
