@@ -88,7 +88,9 @@ static void world_free(tcp_world_t *w)
             p->unexp_head = m->next;
             tcp_msg_free(w, m);
         }
-        if (p->rx.mode == TCP_RX_STAGED && p->rx.msg && !p->rx.msg->owner)
+        /* Unexpected messages were freed above; orphans are only here. */
+        if (p->rx.mode == TCP_RX_STAGED && p->rx.msg &&
+            p->rx.msg->step == UINT32_MAX)
             tcp_msg_free(w, p->rx.msg);
         free(p->rx.bounce);
     }
@@ -344,6 +346,7 @@ static herd_status_t req_test(herd_req_t *req, int *done)
     tcp_op_t *op = (tcp_op_t *)req;
     if (!op->done) {
         tcp_progress(op->w, 0);
+        tcp_check_suspects(op->w);
         uint64_t deadline =
             op->t_post + (uint64_t)(op->comm->base.timeout_s * 1e9);
         if (!op->done && tcp_now_ns() >= deadline)

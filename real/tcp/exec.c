@@ -146,15 +146,20 @@ static void enqueue_send(tcp_op_t *op, uint32_t s)
     tcp_peer_t *p = step_peer(op, st);
     char msg[128];
     if (p->out_fd == -1 && p->state == TCP_PEER_ALIVE &&
-        tcp_peer_connect(op->w, p) != HERD_OK) {
+        tcp_peer_connect(op->w, p, 50) != HERD_OK) {
         snprintf(msg, sizeof(msg), "cannot connect to rank %d", p->world_rank);
         tcp_op_fail(op, HERD_ERR_PEER_FAILED, msg);
         return;
     }
-    if (p->out_fd < 0) {
-        snprintf(msg, sizeof(msg), "rank %d has exited or failed",
-                 p->world_rank);
+    if (p->out_fd < 0 && p->state == TCP_PEER_BYE) {
+        snprintf(msg, sizeof(msg), "rank %d has exited", p->world_rank);
         tcp_op_fail(op, HERD_ERR_RANK_EXITED, msg);
+        return;
+    }
+    if (p->out_fd < 0) { /* broken: the op fails with the verdict */
+        snprintf(msg, sizeof(msg), "rank %d failed: connection closed",
+                 p->world_rank);
+        tcp_peer_suspect(op->w, p, msg);
         return;
     }
     tcp_tx_t *tx = &op->tx[s];

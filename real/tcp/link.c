@@ -144,6 +144,32 @@ herd_status_t tcp_listen(tcp_world_t *w, char *host, size_t hostlen,
 static void peer_write(tcp_world_t *w, tcp_peer_t *p);
 void tcp_peer_close_out(tcp_peer_t *p);
 
+/* A broken outgoing socket is not yet a verdict: the peer may have
+ * failed because another rank did, and its notice naming that rank may
+ * still be on its way (on another socket). tcp_check_suspects() decides
+ * after HERD_TCP_FAIL_GRACE_MS (default 100). */
+void tcp_peer_suspect(tcp_world_t *w, tcp_peer_t *p, const char *why)
+{
+    (void)w;
+    if (!p->suspect_ns) {
+        p->suspect_ns = tcp_now_ns();
+        snprintf(p->suspect_why, sizeof(p->suspect_why), "%s", why);
+    }
+    tcp_peer_close_out(p);
+    p->out_fd = -2;
+}
+
+void tcp_check_suspects(tcp_world_t *w)
+{
+    uint64_t grace =
+        (uint64_t)core_env_int("HERD_TCP_FAIL_GRACE_MS", 100) * 1000000u;
+    for (int r = 0; r < w->size && w->fail_status == HERD_OK; r++) {
+        tcp_peer_t *p = &w->peers[r];
+        if (p->suspect_ns && tcp_now_ns() - p->suspect_ns > grace)
+            tcp_world_fail(w, r, HERD_ERR_PEER_FAILED, p->suspect_why);
+    }
+}
+
 /* We never receive on an outgoing socket: readable means it closed. */
 static void out_read_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -159,7 +185,8 @@ static void out_read_cb(evutil_socket_t fd, short what, void *arg)
         char why[128];
         snprintf(why, sizeof(why), "rank %d closed its connection",
                  p->world_rank);
-        tcp_world_fail(p->w, p->world_rank, HERD_ERR_PEER_FAILED, why);
+        tcp_peer_suspect(p->w, p, why);
+        return;
     }
     tcp_peer_close_out(p);
     p->out_fd = -2;
@@ -204,14 +231,14 @@ static int connect_once(const tcp_peer_t *p)
 
 /* Connect to the peer's listening socket and say who we are. Blocking:
  * the peer listens before it publishes its address, so this is quick. */
-herd_status_t tcp_peer_connect(tcp_world_t *w, tcp_peer_t *p)
+herd_status_t tcp_peer_connect(tcp_world_t *w, tcp_peer_t *p, int tries)
 {
     if (p->out_fd == -2)
         return HERD_ERR_RANK_EXITED;
     int fd = -1;
-    for (int tries = 0; tries < 50 && fd < 0; tries++) {
+    for (int t = 0; t < tries && fd < 0; t++) {
         fd = connect_once(p);
-        if (fd < 0) {
+        if (fd < 0 && t + 1 < tries) {
             struct timespec ts = {0, 20 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }
@@ -315,7 +342,7 @@ static void peer_write(tcp_world_t *w, tcp_peer_t *p)
             snprintf(why, sizeof(why), "connection to rank %d lost (%s)",
                      p->world_rank, strerror(errno));
             p->writing = 0;
-            tcp_world_fail(w, p->world_rank, HERD_ERR_PEER_FAILED, why);
+            tcp_peer_suspect(w, p, why);
             return;
         }
         finish_txs(w, advance(p, (size_t)n));
@@ -340,6 +367,9 @@ void tcp_tx_enqueue(tcp_world_t *w, tcp_peer_t *p, tcp_tx_t *tx)
 /* A header-only message (goodbye, abort notice); best effort. */
 void tcp_send_control(tcp_world_t *w, tcp_peer_t *p, int type, int tag)
 {
+    if (p->out_fd == -1 && type == TCP_MSG_ABORT &&
+        p->state == TCP_PEER_ALIVE && !p->suspect_ns)
+        tcp_peer_connect(w, p, 1); /* the notice must reach everyone */
     if (p->out_fd < 0)
         return;
     tcp_tx_t *tx = calloc(1, sizeof(*tx));

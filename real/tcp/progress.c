@@ -197,6 +197,9 @@ herd_status_t tcp_op_wait(tcp_op_t *op)
     uint64_t deadline = op->t_post + (uint64_t)(op->comm->base.timeout_s * 1e9);
     int waited = !op->done;
     while (!op->done) {
+        tcp_check_suspects(w);
+        if (op->done)
+            break;
         spin(op);
         if (op->done)
             break;

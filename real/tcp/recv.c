@@ -274,7 +274,8 @@ static ssize_t read_payload(tcp_peer_t *p)
 void tcp_peer_readable(tcp_world_t *w, tcp_peer_t *p)
 {
     tcp_rxstate_t *s = &p->rx;
-    while (p->in_fd >= 0) {
+    /* Bounded, so one pass of the loop serves every socket in turn. */
+    for (int rounds = 0; p->in_fd >= 0 && rounds < 64; rounds++) {
         ssize_t n;
         if (s->mode == TCP_RX_HEADER) {
             n = recv(p->in_fd, (char *)&s->hdr + s->hdr_got,

@@ -130,6 +130,8 @@ typedef struct tcp_peer {
     tcp_msg_t *unexp_head, *unexp_tail;  /* unclaimed messages in order */
     char host[64];
     int port;
+    uint64_t suspect_ns; /* its socket broke; failed if nothing explains */
+    char suspect_why[160];
 } tcp_peer_t;
 
 /* A socket accepted but not yet identified by its handshake. */
@@ -255,7 +257,9 @@ int tcp_group_world_rank(const tcp_comm_t *c, int group_rank);
 /* link.c: sockets, handshake, framing */
 herd_status_t tcp_listen(tcp_world_t *w, char *host, size_t hostlen,
                          int *port_out);
-herd_status_t tcp_peer_connect(tcp_world_t *w, tcp_peer_t *p);
+herd_status_t tcp_peer_connect(tcp_world_t *w, tcp_peer_t *p, int tries);
+void tcp_peer_suspect(tcp_world_t *w, tcp_peer_t *p, const char *why);
+void tcp_check_suspects(tcp_world_t *w);
 void tcp_tx_enqueue(tcp_world_t *w, tcp_peer_t *p, tcp_tx_t *tx);
 void tcp_link_close_all(tcp_world_t *w, int send_bye);
 void tcp_send_control(tcp_world_t *w, tcp_peer_t *p, int type, int tag);
