@@ -1,7 +1,23 @@
 #!/bin/sh
-# scripts/demo.sh - the default demo: a short tour of what herd does now.
+# scripts/demo.sh - the default demo (`make demo`): simulate a scenario,
+# print the result and write the timeline and plots into out/demo/.
 set -eu
 B=${1:-build}
 HERD=$B/cli/herd
+OUT=out/demo
 echo "== herd $($HERD --version | cut -d' ' -f2): ring all_reduce on 4 ranks, rank 1's schedule"
 $HERD schedule --algo ring --coll all_reduce -p 4 --count 8 --rank 1
+echo
+echo "== herd sim scenarios/h100-8gpu.yaml: all_reduce sizes on one 8-GPU NVLink node"
+$HERD sim scenarios/h100-8gpu.yaml -o "$OUT/h100-8gpu"
+echo
+echo "== herd sim scenarios/straggler.yaml: rank 5 computes 1.5x slower; the rest wait"
+$HERD sim scenarios/straggler.yaml -o "$OUT/straggler"
+echo
+echo "== herd sim scenarios/mismatch-hang.yaml: a skipped all_reduce, diagnosed (exit 1 expected)"
+if $HERD sim scenarios/mismatch-hang.yaml -o "$OUT/mismatch-hang" --no-plots; then
+    echo "demo: expected the mismatch scenario to be reported as a hang" >&2
+    exit 1
+fi
+echo
+echo "demo: outputs in $OUT/ (timeline.json opens in https://ui.perfetto.dev)"
