@@ -272,7 +272,7 @@ static herd_status_t enqueue(net_state_t *s, uint64_t now, uint32_t ci,
     herd_status_t st = flow_alloc(s, &fi);
     if (st != HERD_OK)
         return st;
-    st = net_heap_reserve(s, s->flows_cap + s->conns_cap);
+    st = net_heap_reserve(s, (uint64_t)s->flows_cap + s->conns_cap);
     if (st == HERD_OK)
         st = net_lane_reserve(s, s->conns[ci].lane);
     if (st != HERD_OK) { /* give the flow back */

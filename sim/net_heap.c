@@ -71,9 +71,9 @@ static void compact(net_state_t *s)
             sift_down(s->heap, n, i);
 }
 
-herd_status_t net_heap_reserve(net_state_t *s, uint32_t live)
+herd_status_t net_heap_reserve(net_state_t *s, uint64_t live)
 {
-    uint64_t want = 2 * (uint64_t)live + 64;
+    uint64_t want = 2 * live + 64;
     if (want <= s->heap_cap)
         return HERD_OK;
     if (want > UINT32_MAX)

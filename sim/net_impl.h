@@ -168,7 +168,7 @@ const net_ev_t *net_heap_top(net_state_t *s);
 void net_heap_pop(net_state_t *s);
 /* Make room for `live` entries plus slack (called where allocation may
  * fail). */
-herd_status_t net_heap_reserve(net_state_t *s, uint32_t live);
+herd_status_t net_heap_reserve(net_state_t *s, uint64_t live);
 
 /* net_lane.c */
 #define NET_EV_NONE (-2)
