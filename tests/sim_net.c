@@ -143,7 +143,14 @@ START_TEST(lone_flow_exact)
     run(r);
     ck_assert_uint_eq(r->sent[3], 500000);
     ck_assert_uint_eq(r->deliv[3], 500500);
-    ck_assert_int_eq(r->nev, 6);
+    /* to itself: no links, no latency, but still FIFO */
+    flow(r, 600000, 1, 1, 0, 5000, 4);
+    flow(r, 600000, 1, 1, 0, 5000, 5);
+    run(r);
+    ck_assert_uint_eq(r->deliv[4], 600000);
+    ck_assert_uint_eq(r->deliv[5], 600000);
+    ck_assert_uint_eq(r->ev[r->nev - 1].id, 5);
+    ck_assert_int_eq(r->nev, 10);
     rec_free(r);
 }
 END_TEST
