@@ -61,8 +61,7 @@ static herd_status_t lower_missing_war(const core_sched_desc_t *d,
     return st;
 }
 
-static herd_status_t lower_dropped(const core_sched_desc_t *d,
-                                   core_sched_t *s)
+static herd_status_t lower_dropped(const core_sched_desc_t *d, core_sched_t *s)
 {
     herd_status_t st = core_sched_lower(d, s);
     if (st == HERD_OK && d->rank == 0)
@@ -84,11 +83,10 @@ static herd_status_t lower_cycle(const core_sched_desc_t *d, core_sched_t *s)
     memset(s, 0, sizeof(*s));
     s->desc = *d;
     int peer = 1 - d->rank;
-    int64_t rr = core_sched_add(s, CORE_STEP_RECV_REDUCE, peer, 0,
-                                CORE_BUF_IN, 0, CORE_BUF_OUT, 0, d->count,
-                                NULL, 0);
-    core_sched_add(s, CORE_STEP_SEND, peer, 0, CORE_BUF_IN, 0, CORE_BUF_NONE,
-                   0, d->count, &rr, 1);
+    int64_t rr = core_sched_add(s, CORE_STEP_RECV_REDUCE, peer, 0, CORE_BUF_IN,
+                                0, CORE_BUF_OUT, 0, d->count, NULL, 0);
+    core_sched_add(s, CORE_STEP_SEND, peer, 0, CORE_BUF_IN, 0, CORE_BUF_NONE, 0,
+                   d->count, &rr, 1);
     return HERD_OK;
 }
 
@@ -159,8 +157,7 @@ END_TEST
 
 START_TEST(test_missing_war)
 {
-    core_sched_desc_t d =
-        desc(HERD_COLL_REDUCE_SCATTER, HERD_ALGO_RING, 6, 4);
+    core_sched_desc_t d = desc(HERD_COLL_REDUCE_SCATTER, HERD_ALGO_RING, 6, 4);
     char why[512];
     ck_assert_int_eq(core_sched_verify(&d, NULL, why, sizeof(why)), HERD_OK);
     expect_fail(&d, lower_missing_war, "is wrong");
