@@ -51,6 +51,10 @@ herd_status_t sim_net_create(const herd_sim_opts_t *opts, int world_size,
     if (st != HERD_OK)
         goto fail;
     st = HERD_ERR_NO_MEMORY;
+    s->hint = malloc((size_t)s->world * NET_HINTS * sizeof(*s->hint));
+    if (!s->hint)
+        goto fail;
+    memset(s->hint, 0xff, (size_t)s->world * NET_HINTS * sizeof(*s->hint));
     s->dirty = malloc(s->nlinks * sizeof(*s->dirty));
     s->comp_links = malloc(s->nlinks * sizeof(*s->comp_links));
     if (!s->dirty || !s->comp_links)
@@ -77,6 +81,7 @@ void sim_net_destroy(sim_net_t *net)
         free(s->pairs);
         free(s->conns);
         free(s->tab);
+        free(s->hint);
         free(s->flows);
         free(s->heap);
         net_lanes_free(s);
@@ -166,8 +171,28 @@ static herd_status_t links_reserve(net_state_t *s, const net_path_t *p)
     return HERD_OK;
 }
 
+static herd_status_t conn_find(net_state_t *s, int src, int dst, int chan,
+                               uint32_t *out);
+
 static herd_status_t conn_get(net_state_t *s, int src, int dst, int chan,
                               uint32_t *out)
+{
+    uint32_t *hint = &s->hint[(size_t)src * NET_HINTS + (chan % NET_HINTS)];
+    if (*hint != NET_NONE) {
+        const net_conn_t *k = &s->conns[*hint];
+        if (k->dst == dst && k->chan == chan) {
+            *out = *hint;
+            return HERD_OK;
+        }
+    }
+    herd_status_t st = conn_find(s, src, dst, chan, out);
+    if (st == HERD_OK)
+        *hint = *out;
+    return st;
+}
+
+static herd_status_t conn_find(net_state_t *s, int src, int dst, int chan,
+                               uint32_t *out)
 {
     herd_status_t st;
     if (2 * (uint64_t)(s->nconns + 1) > s->tab_cap &&

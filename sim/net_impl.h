@@ -19,6 +19,7 @@
 /* Links on one path: two ports or NICs, a switch up/down pair, and a
  * per-pair override. */
 #define NET_MAX_PATH 5
+#define NET_HINTS 16
 /* Tag in net_ev_t.ver: the event is a delivery of flow `id`. */
 #define NET_EV_DELIVERY 0x80000000u
 #define NET_VER_MASK 0x7fffffffu
@@ -121,6 +122,9 @@ typedef struct net_state {
     uint32_t nconns, conns_cap;
     uint32_t *tab; /* hash of (src, dst, chan) -> connection */
     uint32_t tab_cap;
+    /* The connection last used by (src, chan mod NET_HINTS): rings and
+     * trees hit it, which saves the hash table's cache misses. */
+    uint32_t *hint;
 
     net_flow_t *flows;
     uint32_t flows_cap, free_flow, live_flows;
