@@ -22,6 +22,8 @@ void ddp_cfg_init(ddp_cfg_t *c)
     c->grad_dtype = HERD_FLOAT32;
     c->steps = 4;
     c->compute_scale = 1;
+    c->comm_streams = 1;
+    c->poll_us = 20;
     c->batch_size = 1;
     c->epochs = 1;
 }
@@ -48,6 +50,8 @@ static const key_def_t keys[] = {
     {"comm_hook", K_SPECIAL, 0, 0, 0},
     {"steps", K_INT, F(steps), 1, 1e7},
     {"compute_scale", K_DOUBLE, F(compute_scale), 1e-9, 1e9},
+    {"comm_streams", K_INT, F(comm_streams), 0, 1024},
+    {"poll_us", K_DOUBLE, F(poll_us), 0.01, 1e6},
     {"unused_params", K_LIST, F(unused_params), 0, 1e9},
     {"unused_ranks", K_LIST, F(unused_ranks), 0, 1e9},
     {"unused_steps", K_LIST, F(unused_steps), 0, 1e9},
@@ -66,35 +70,6 @@ static const key_def_t keys[] = {
     {"checkpoint_barrier", K_SPECIAL, 0, 0, 0},
 };
 #undef F
-
-const char *const ddp_cfg_keys[] = {"model",
-                                    "bucket_cap_mb",
-                                    "find_unused_parameters",
-                                    "static_graph",
-                                    "gradient_as_bucket_view",
-                                    "broadcast_buffers",
-                                    "grad_accum",
-                                    "grad_dtype",
-                                    "comm_hook",
-                                    "steps",
-                                    "compute_scale",
-                                    "unused_params",
-                                    "unused_ranks",
-                                    "unused_steps",
-                                    "dataset_size",
-                                    "batch_size",
-                                    "drop_last",
-                                    "loader_drop_last",
-                                    "shards",
-                                    "shard_sizes",
-                                    "epochs",
-                                    "eval_every",
-                                    "eval_s",
-                                    "eval_collective",
-                                    "checkpoint_every",
-                                    "checkpoint_s",
-                                    "checkpoint_barrier",
-                                    NULL};
 
 static herd_status_t bad(char *err, size_t len, const char *key,
                          const char *value, const char *expected)
@@ -205,7 +180,8 @@ static herd_status_t set_field(ddp_cfg_t *c, const key_def_t *k, const char *v,
             return bad(err, len, k->key, v, "a whole number in range");
         if (!strcmp(k->key, "dataset_size") || !strcmp(k->key, "batch_size"))
             *(uint64_t *)(base + k->off) = (uint64_t)d;
-        else if (!strcmp(k->key, "grad_accum"))
+        else if (!strcmp(k->key, "grad_accum") ||
+                 !strcmp(k->key, "comm_streams"))
             *(int *)(base + k->off) = (int)d;
         else
             *(long *)(base + k->off) = (long)d;

@@ -46,6 +46,9 @@ typedef struct ddp_cfg {
     ddp_hook_t hook;
     long steps;           /* iterations per rank (without a dataset) */
     double compute_scale; /* multiplies the model's compute */
+    int comm_streams;     /* collectives running at once (1: NCCL's one
+                             stream per group; 0: no limit) */
+    double poll_us;       /* stream polling slice during compute */
     /* parameters that get no gradient: which, on which ranks and steps */
     ddp_int_list_t unused_params;
     ddp_int_list_t unused_ranks; /* empty: every rank */
@@ -83,8 +86,5 @@ herd_status_t ddp_cfg_check(const ddp_cfg_t *cfg, int world_size,
 int ddp_list_has(const ddp_int_list_t *l, long v, int empty_is_all);
 
 const char *ddp_hook_name(ddp_hook_t h);
-
-/* The known keys, NULL-terminated (for help text and `herd sweep`). */
-extern const char *const ddp_cfg_keys[];
 
 #endif

@@ -79,8 +79,11 @@ static void on_mark(ddp_collect_t *c, const herd_tl_rec_t *rec, long it)
     if (it < 0 || it >= DDP_REC_MAX_ITERS)
         return;
     long k = label_index(rec->label, "ready b");
+    long l = label_index(rec->label, "launch bucket ");
     if (k >= 0 && (size_t)k < c->nb)
         btime(c, r, it, (size_t)k)->ready = rec->start_ns;
+    else if (l >= 0 && (size_t)l < c->nb)
+        btime(c, r, it, (size_t)l)->launch = rec->start_ns;
     else if (rec->label && !strcmp(rec->label, "finalize"))
         rstep(c, r, it)->fin_end = rec->start_ns;
 }
@@ -128,7 +131,7 @@ void ddp_collect_cb(const herd_tl_rec_t *rec, void *arg)
     long k = label_index(rec->label, "bucket ");
     if (rec->kind == HERD_TL_COLL && k >= 0 && (size_t)k < c->nb &&
         rec->status == HERD_OK) {
-        btime(c, r, it, (size_t)k)->launch = rec->start_ns;
+        btime(c, r, it, (size_t)k)->start = rec->start_ns;
         btime(c, r, it, (size_t)k)->end = rec->end_ns;
     }
 }
@@ -141,9 +144,9 @@ static uint64_t comm_busy(const ddp_collect_t *c, int r, long it, size_t nb)
         const ddp_btime_t *b = btime(c, r, it, k);
         if (!b->end)
             continue;
-        if (b->launch > cur_e) {
+        if (b->start > cur_e) {
             busy += cur_e - cur_s;
-            cur_s = b->launch;
+            cur_s = b->start;
             cur_e = b->end;
         } else if (b->end > cur_e) {
             cur_e = b->end;

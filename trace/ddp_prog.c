@@ -1,46 +1,28 @@
 /* trace/ddp_prog.c - the DDP walker bound to the herd API.
  *
- * Every bucket is reduced in place in one engine buffer the size of the
- * largest bucket (herd_alloc; phantom on sim): the simulator only needs
- * sizes, and the values of a model without real gradients mean nothing.
- * Requests are kept per slot until finalize waits on them. */
+ * Collectives go through a ddp_stream_t (one in-order stream per process
+ * group, as ProcessGroupNCCL runs them, unless ddp.comm_streams says
+ * otherwise). Every bucket is reduced in place in one engine buffer the
+ * size of the largest bucket (herd_alloc; phantom on sim): the simulator
+ * only needs sizes, and a model without real gradients has no values. */
 #include "trace/ddp_prog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct slot_info {
-    herd_coll_t coll;
-    char label[40];
-} slot_info_t;
+#include "trace/ddp_stream.h"
 
 typedef struct prog_ctx {
     herd_comm_t *comm;
-    char *buf; /* bucket buffer (largest bucket) */
-    herd_req_t **reqs;
-    slot_info_t *info; /* what each slot's request is, for diagnostics */
-    size_t nslots;
-    long iter;         /* iteration in progress (counted by "step") */
-    char blocked[160]; /* the op a failed wait was for */
+    ddp_stream_t *stream;
+    long iter; /* iteration in progress (counted by "step") */
 } prog_ctx_t;
-
-static void remember(prog_ctx_t *x, size_t slot, herd_coll_t coll,
-                     const char *label)
-{
-    x->info[slot].coll = coll;
-    snprintf(x->info[slot].label, sizeof(x->info[slot].label), "%s", label);
-}
 
 static herd_status_t e_compute(void *c, double s, const char *label)
 {
     prog_ctx_t *x = c;
-    herd_status_t st = s > 0 ? herd_compute(x->comm, s, label) : HERD_OK;
-    if (st != HERD_OK)
-        snprintf(x->blocked, sizeof(x->blocked),
-                 "stopped in compute '%s' of iteration %ld", label,
-                 x->iter - 1);
-    return st;
+    return s > 0 ? ddp_stream_compute(x->stream, s, label) : HERD_OK;
 }
 
 static herd_status_t e_mark(void *c, const char *label)
@@ -50,56 +32,41 @@ static herd_status_t e_mark(void *c, const char *label)
     return herd_mark(x->comm, label);
 }
 
+static herd_status_t launch(prog_ctx_t *x, size_t slot,
+                            const ddp_stream_op_t *op)
+{
+    herd_status_t st = HERD_OK;
+    if (!strncmp(op->label, "bucket ", 7)) {
+        char mark[64];
+        snprintf(mark, sizeof(mark), "launch %s", op->label);
+        st = herd_mark(x->comm, mark); /* DDP's launch; it may queue */
+    }
+    return st == HERD_OK ? ddp_stream_launch(x->stream, slot, op) : st;
+}
+
 static herd_status_t e_all_reduce(void *c, uint64_t count, herd_dtype_t dt,
                                   size_t slot, const char *label)
 {
-    prog_ctx_t *x = c;
-    remember(x, slot, HERD_COLL_ALL_REDUCE, label);
-    herd_status_t st = herd_comm_set_label(x->comm, label);
-    if (st == HERD_OK)
-        st = herd_all_reduce(x->comm, x->buf, x->buf, count, dt, HERD_SUM,
-                             &x->reqs[slot]);
-    herd_comm_set_label(x->comm, NULL);
-    return st;
+    ddp_stream_op_t op = {HERD_COLL_ALL_REDUCE, count, dt, -1, label};
+    return launch(c, slot, &op);
 }
 
 static herd_status_t e_broadcast(void *c, uint64_t count, herd_dtype_t dt,
                                  int root, size_t slot, const char *label)
 {
-    prog_ctx_t *x = c;
-    remember(x, slot, HERD_COLL_BROADCAST, label);
-    herd_status_t st = herd_comm_set_label(x->comm, label);
-    if (st == HERD_OK)
-        st = herd_broadcast(x->comm, x->buf, count, dt, root, &x->reqs[slot]);
-    herd_comm_set_label(x->comm, NULL);
-    return st;
+    ddp_stream_op_t op = {HERD_COLL_BROADCAST, count, dt, root, label};
+    return launch(c, slot, &op);
 }
 
 static herd_status_t e_barrier(void *c, size_t slot, const char *label)
 {
-    prog_ctx_t *x = c;
-    remember(x, slot, HERD_COLL_BARRIER, label);
-    herd_status_t st = herd_comm_set_label(x->comm, label);
-    if (st == HERD_OK)
-        st = herd_barrier(x->comm, &x->reqs[slot]);
-    herd_comm_set_label(x->comm, NULL);
-    return st;
+    ddp_stream_op_t op = {HERD_COLL_BARRIER, 0, HERD_UINT8, -1, label};
+    return launch(c, slot, &op);
 }
 
 static herd_status_t e_wait(void *c, size_t slot)
 {
-    prog_ctx_t *x = c;
-    if (!x->reqs[slot])
-        return HERD_OK;
-    herd_status_t st = herd_req_wait(x->reqs[slot]);
-    if (st != HERD_OK)
-        snprintf(x->blocked, sizeof(x->blocked),
-                 "blocked in %s '%s' of iteration %ld",
-                 herd_coll_name(x->info[slot].coll), x->info[slot].label,
-                 x->iter - 1);
-    herd_req_free(x->reqs[slot]);
-    x->reqs[slot] = NULL;
-    return st;
+    return ddp_stream_wait(((prog_ctx_t *)c)->stream, slot);
 }
 
 static const ddp_emit_ops_t prog_ops = {
@@ -120,15 +87,21 @@ static void apply_settings(const ddp_prog_t *p, herd_comm_t *world)
         herd_comm_set_channels(world, p->channels, p->chunk_bytes);
 }
 
-/* Requests still open when a rank leaves (it raised): release those that
- * finished; an unfinished one is the engine's to clean up. */
-static void drop_requests(prog_ctx_t *x)
+/* Keep what stopped the rank for the diagnosis. */
+static void note_failure(ddp_prog_t *p, int rank, const prog_ctx_t *x,
+                         herd_status_t st)
 {
-    for (size_t s = 0; s < x->nslots; s++) {
-        int done = 0;
-        if (x->reqs[s] && herd_req_test(x->reqs[s], &done) == HERD_OK && done)
-            herd_req_free(x->reqs[s]);
-    }
+    char msg[DDP_ERR_MSG_MAX];
+    const char *where = ddp_stream_blocked(x->stream);
+    const char *detail = herd_last_error(x->comm);
+    if (*where)
+        snprintf(msg, sizeof(msg), "%s of iteration %ld: %s%s%s", where,
+                 x->iter - 1, herd_status_string(st), *detail ? ": " : "",
+                 detail);
+    else
+        snprintf(msg, sizeof(msg), "%s%s%s", herd_status_string(st),
+                 *detail ? ": " : "", detail);
+    p->errors[rank] = strdup(msg);
 }
 
 int ddp_prog_main(herd_comm_t *world, void *arg)
@@ -136,17 +109,16 @@ int ddp_prog_main(herd_comm_t *world, void *arg)
     ddp_prog_t *p = arg;
     const ddp_job_t *job = p->job;
     int rank = herd_comm_rank(world);
-    prog_ctx_t x = {.comm = world, .nslots = job->max_slots};
+    prog_ctx_t x = {.comm = world};
     char msg[DDP_ERR_MSG_MAX];
+    void *buf = NULL;
     uint64_t bytes =
         job->max_bucket_bytes > (1u << 20) ? job->max_bucket_bytes : (1u << 20);
     apply_settings(p, world);
-    x.reqs = calloc(x.nslots, sizeof(herd_req_t *));
-    x.info = calloc(x.nslots, sizeof(slot_info_t));
-    if (!x.reqs || !x.info ||
-        herd_alloc(world, bytes, (void **)&x.buf) != HERD_OK) {
-        free(x.reqs);
-        free(x.info);
+    if (herd_alloc(world, bytes, &buf) != HERD_OK ||
+        ddp_stream_create(world, buf, job->max_slots, job->cfg.comm_streams,
+                          job->cfg.poll_us * 1e-6, &x.stream) != HERD_OK) {
+        herd_free(world, buf);
         return 1;
     }
     int raised = 0;
@@ -154,17 +126,11 @@ int ddp_prog_main(herd_comm_t *world, void *arg)
     if (raised) {
         p->raised[rank] = 1;
         p->errors[rank] = strdup(msg);
-        drop_requests(&x);
-    } else if (st != HERD_OK && !p->errors[rank]) {
-        /* an engine error (aborted wait, unsupported algorithm, ...) */
-        snprintf(msg, sizeof(msg), "%s%s%s%s%s", x.blocked,
-                 x.blocked[0] ? ": " : "", herd_status_string(st),
-                 *herd_last_error(world) ? ": " : "", herd_last_error(world));
-        p->errors[rank] = strdup(msg);
+    } else if (st != HERD_OK) {
+        note_failure(p, rank, &x, st);
     }
-    free(x.reqs);
-    free(x.info);
-    herd_free(world, x.buf);
+    ddp_stream_destroy(x.stream);
+    herd_free(world, buf);
     if (raised)
         return DDP_EXIT_REDUCTION_ERROR;
     return st == HERD_OK ? 0 : 1;

@@ -178,23 +178,31 @@ void ddp_report_diagnosis(const ddp_collect_t *c, const ddp_outcome_t *o,
     free(sel);
 }
 
+static double rel_ms(uint64_t t, uint64_t start)
+{
+    return t > start ? (double)(t - start) * 1e-6 : 0;
+}
+
+/* held: launch - ready (bucket order); queued: start - launch (the
+ * stream was busy with earlier buckets). */
 static void text_buckets(const ddp_collect_t *c, long it, int r, FILE *f)
 {
     const ddp_buckets_t *bs = ddp_job_layout(c->job, it);
     const ddp_rstep_t *s = &c->steps[(size_t)r * DDP_REC_MAX_ITERS + it];
     fprintf(f,
             "\nbuckets of iteration %ld on rank %d (ms from step start):\n"
-            "%6s %8s %10s %9s %9s %9s %9s\n",
-            it, r, "bucket", "params", "MiB", "ready", "launch", "end", "held");
+            "%6s %7s %9s %9s %9s %9s %9s %8s %8s\n",
+            it, r, "bucket", "params", "MiB", "ready", "launch", "start", "end",
+            "held", "queued");
     for (size_t k = 0; k < bs->n; k++) {
         const ddp_btime_t *b =
             &c->bt[((size_t)r * DDP_REC_MAX_ITERS + it) * c->nb + k];
-        double rd = b->ready ? (double)(b->ready - s->start) * 1e-6 : 0;
-        double la = b->launch ? (double)(b->launch - s->start) * 1e-6 : 0;
-        double en = b->end ? (double)(b->end - s->start) * 1e-6 : 0;
-        fprintf(f, "%6zu %8zu %10.2f %9.3f %9.3f %9.3f %9.3f\n", k,
+        double rd = rel_ms(b->ready, s->start),
+               la = rel_ms(b->launch, s->start);
+        double st = rel_ms(b->start, s->start), en = rel_ms(b->end, s->start);
+        fprintf(f, "%6zu %7zu %9.2f %9.3f %9.3f %9.3f %9.3f %8.3f %8.3f\n", k,
                 bs->b[k].nparams, (double)bs->b[k].bytes / 1048576.0, rd, la,
-                en, la > rd ? la - rd : 0);
+                st, en, la > rd ? la - rd : 0, st > la ? st - la : 0);
     }
 }
 
@@ -251,13 +259,12 @@ static json_t *json_bucket_times(const ddp_collect_t *c, long it, int r)
         const ddp_btime_t *b =
             &c->bt[((size_t)r * DDP_REC_MAX_ITERS + it) * c->nb + k];
         json_array_append_new(
-            a, json_pack(
-                   "{s:I,s:I,s:f,s:f,s:f}", "bucket", (json_int_t)k, "bytes",
-                   (json_int_t)bs->b[k].bytes, "ready_s",
-                   b->ready ? (double)(b->ready - s->start) * 1e-9 : 0.0,
-                   "launch_s",
-                   b->launch ? (double)(b->launch - s->start) * 1e-9 : 0.0,
-                   "end_s", b->end ? (double)(b->end - s->start) * 1e-9 : 0.0));
+            a, json_pack("{s:I,s:I,s:f,s:f,s:f,s:f}", "bucket", (json_int_t)k,
+                         "bytes", (json_int_t)bs->b[k].bytes, "ready_s",
+                         rel_ms(b->ready, s->start) * 1e-3, "launch_s",
+                         rel_ms(b->launch, s->start) * 1e-3, "start_s",
+                         rel_ms(b->start, s->start) * 1e-3, "end_s",
+                         rel_ms(b->end, s->start) * 1e-3));
     }
     return a;
 }

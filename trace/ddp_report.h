@@ -21,8 +21,10 @@
 
 #define DDP_REC_MAX_ITERS 64 /* iterations recorded per rank */
 
+/* ready: its last gradient arrived; launch: DDP launched it (in bucket
+ * order); start: the all_reduce began on the stream; end: it finished. */
 typedef struct ddp_btime {
-    uint64_t ready, launch, end; /* ns; 0: not seen */
+    uint64_t ready, launch, start, end; /* ns; 0: not seen */
 } ddp_btime_t;
 
 typedef struct ddp_rstep {
