@@ -86,6 +86,7 @@ int core_sched_supports(herd_algo_t algo, herd_coll_t coll)
                coll == HERD_COLL_REDUCE || coll == HERD_COLL_ALL_GATHER ||
                coll == HERD_COLL_REDUCE_SCATTER;
     case HERD_ALGO_TREE:
+        return coll == HERD_COLL_ALL_REDUCE;
     case HERD_ALGO_RHD:
         return 0;
     case HERD_ALGO_DIRECT:
