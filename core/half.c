@@ -26,7 +26,7 @@ static inline float bits_f32(uint32_t u)
     return f;
 }
 
-float core_half_to_float(uint16_t h)
+static inline float half_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t em = (uint32_t)(h & 0x7fffu) << 13;
@@ -38,7 +38,7 @@ float core_half_to_float(uint16_t h)
     return bits_f32(sign | ((int32_t)em >= 0x7c00 << 13 ? special : finite));
 }
 
-uint16_t core_float_to_half(float f)
+static inline uint16_t f32_to_half(float f)
 {
     uint32_t x = f32_bits(f);
     uint32_t sign = (x >> 16) & 0x8000u;
@@ -60,12 +60,12 @@ uint16_t core_float_to_half(float f)
     return (uint16_t)(sign | r);
 }
 
-float core_bf16_to_float(uint16_t h)
+static inline float bf16_to_f32(uint16_t h)
 {
     return bits_f32((uint32_t)h << 16);
 }
 
-uint16_t core_float_to_bf16(float f)
+static inline uint16_t f32_to_bf16(float f)
 {
     uint32_t x = f32_bits(f);
     /* Carry into the exponent is the right result: the largest finite
@@ -74,6 +74,26 @@ uint16_t core_float_to_bf16(float f)
     uint32_t nan = (x >> 16) | 0x0040u;
     int32_t ax = (int32_t)(x & 0x7fffffffu); /* signed compare: see above */
     return (uint16_t)(ax > 0x7f800000 ? nan : rounded);
+}
+
+/* The exported functions wrap static ones: with -fPIC, GCC will not inline
+ * an exported function into the loops below (it could be interposed), and
+ * a call per element would not vectorise. */
+float core_half_to_float(uint16_t h)
+{
+    return half_to_f32(h);
+}
+uint16_t core_float_to_half(float f)
+{
+    return f32_to_half(f);
+}
+float core_bf16_to_float(uint16_t h)
+{
+    return bf16_to_f32(h);
+}
+uint16_t core_float_to_bf16(float f)
+{
+    return f32_to_bf16(f);
 }
 
 /* On x86-64 the block converters also come in an AVX2 version, picked at
@@ -88,28 +108,27 @@ uint16_t core_float_to_bf16(float f)
 #define HALF_CLONES
 #endif
 
-/* The scalar functions above are visible here, so these loops inline and
- * vectorise them. dst and src are different buffers. */
+/* dst and src are different buffers. */
 HALF_CLONES void core_half_to_float_n(float *dst, const uint16_t *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = core_half_to_float(src[i]);
+        dst[i] = half_to_f32(src[i]);
 }
 
 HALF_CLONES void core_float_to_half_n(uint16_t *dst, const float *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = core_float_to_half(src[i]);
+        dst[i] = f32_to_half(src[i]);
 }
 
 HALF_CLONES void core_bf16_to_float_n(float *dst, const uint16_t *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = core_bf16_to_float(src[i]);
+        dst[i] = bf16_to_f32(src[i]);
 }
 
 HALF_CLONES void core_float_to_bf16_n(uint16_t *dst, const float *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = core_float_to_bf16(src[i]);
+        dst[i] = f32_to_bf16(src[i]);
 }
