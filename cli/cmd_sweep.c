@@ -255,7 +255,9 @@ static void run_one(const sweep_args_t *a, int c, sweep_row_t *row)
 
 static void progress(const sweep_args_t *a, int done, int total, double t0)
 {
-    if (a->quiet || total < 2 || !isatty(STDERR_FILENO))
+    const char *force = getenv("HERD_PROGRESS");
+    if (a->quiet || total < 2 ||
+        !(isatty(STDERR_FILENO) || (force && !strcmp(force, "1"))))
         return;
     int width = 30, fill = done * width / total;
     fprintf(stderr, "\r[%.*s%.*s] %d/%d  %.1f s", fill,
@@ -412,7 +414,8 @@ static void recommend(const sweep_args_t *a, const sweep_row_t *rows, int best)
             worst = c;
     combo_text(a, best, what, sizeof(what));
     const sweep_row_t *b = &rows[best], *w = &rows[worst];
-    printf("recommendation: %s: step %.3f ms", what, b->step_s * 1e3);
+    printf("recommendation: %s: %s %.3f ms", what, b->ddp ? "step" : "time",
+           b->step_s * 1e3);
     if (b->ddp)
         printf(", exposed communication %.3f ms, overlap %.0f%%",
                b->exposed_s * 1e3, b->overlap * 100);

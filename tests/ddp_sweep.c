@@ -1,0 +1,114 @@
+/* tests/ddp_sweep.c - `herd sweep`: a bucket_cap_mb sweep of gpt2_small
+ * on 4 x 8 GPUs prints a table with the best row marked, a
+ * recommendation, a TSV and a plot, and shows the trade-off (the smallest
+ * and the largest buckets are both slower than the best); any scenario key
+ * can be swept, several keys give their cross product; bad input fails
+ * cleanly. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/testutil.h"
+
+static char *sweep(const char *args, int want_rc, char *dir_out)
+{
+    char scn[1024], cmd[4096], *out = NULL;
+    char *dir = tu_tmpdir();
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && HERD_PROGRESS=1 %s sweep %s %s --out %s/out 2>&1", dir,
+             tu_herd_binary(),
+             tu_src_path(scn, sizeof(scn), "scenarios/ddp-gpt2-4n.yaml"), args,
+             dir);
+    int rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == want_rc, "rc %d (want %d): %s", rc, want_rc, out);
+    if (dir_out)
+        snprintf(dir_out, 1024, "%s", dir);
+    free(dir);
+    return out;
+}
+
+/* Column `col` (0-based, whitespace separated) of the TSV row whose first
+ * field is `value`. */
+static double tsv_value(const char *dir, const char *value, int col)
+{
+    char path[1200], line[512];
+    snprintf(path, sizeof(path), "%s/out/sweep.tsv", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "no %s", path);
+    double v = -1;
+    while (fgets(line, sizeof(line), f)) {
+        char *save = NULL, *tok = strtok_r(line, "\t\n", &save);
+        if (!tok || strcmp(tok, value))
+            continue;
+        for (int c = 0; c < col && tok; c++)
+            tok = strtok_r(NULL, "\t\n", &save);
+        v = tok ? atof(tok) : -1;
+    }
+    fclose(f);
+    return v;
+}
+
+START_TEST(test_bucket_cap_tradeoff)
+{
+    char dir[1024];
+    char *out =
+        sweep("--set ddp.bucket_cap_mb=1,2,5,10,25,50,100 --jobs 2", 0, dir);
+    ck_assert_ptr_nonnull(strstr(out, "sweep of"));
+    ck_assert_ptr_nonnull(strstr(out, "\n* "));
+    ck_assert_ptr_nonnull(strstr(out, "recommendation: ddp.bucket_cap_mb="));
+    ck_assert_ptr_nonnull(strstr(out, "[####"));
+    /* read the best value from the recommendation */
+    const char *rec = strstr(out, "recommendation: ddp.bucket_cap_mb=");
+    char best[32];
+    ck_assert_int_eq(
+        sscanf(rec, "recommendation: ddp.bucket_cap_mb=%31[^:]", best), 1);
+    double s_best = tsv_value(dir, best, 1);
+    double s1 = tsv_value(dir, "1", 1), s100 = tsv_value(dir, "100", 1);
+    double e_best = tsv_value(dir, best, 2), e100 = tsv_value(dir, "100", 2);
+    ck_assert_double_gt(s_best, 0);
+    /* small buckets pay per-bucket latency, very large ones lose overlap */
+    ck_assert_double_gt(s1, s_best);
+    ck_assert_double_gt(s100, s_best);
+    ck_assert_double_gt(e100, e_best);
+    ck_assert_double_gt(tsv_value(dir, "1", 5), tsv_value(dir, "100", 5));
+    free(out);
+}
+END_TEST
+
+START_TEST(test_any_key_cross_product)
+{
+    char *out = sweep("--set cluster.inter.bandwidth=50Gbps,400Gbps "
+                      "--set ddp.bucket_cap_mb=5,25 --set ddp.steps=2 "
+                      "--jobs 1 --no-plot",
+                      0, NULL);
+    ck_assert_ptr_nonnull(strstr(out, "4 runs"));
+    ck_assert_ptr_nonnull(
+        strstr(out, "recommendation: cluster.inter.bandwidth=400Gbps"));
+    free(out);
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+    char *out = sweep("", 2, NULL);
+    ck_assert_ptr_nonnull(strstr(out, "nothing to sweep"));
+    free(out);
+    out = sweep("--set ddp.bucket_cap_mb=1,,2", 2, NULL);
+    ck_assert_ptr_nonnull(strstr(out, "bad value list"));
+    free(out);
+    out = sweep("--set ddp.bucket_cap_mb=1,x --jobs 1", 2, NULL);
+    ck_assert_ptr_nonnull(strstr(out, "bucket_cap_mb"));
+    free(out);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("ddp_sweep");
+    TCase *tc = tcase_create("sweep");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_bucket_cap_tradeoff);
+    tcase_add_test(tc, test_any_key_cross_product);
+    tcase_add_test(tc, test_bad_input);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
