@@ -1,9 +1,170 @@
-/* core/algo_rhd.c - rhd algorithms (not implemented yet: core_sched_supports
- * reports them unsupported, so this is never reached). */
+/* core/algo_rhd.c - recursive halving-doubling all_reduce (Rabenseifner)
+ * for any p: a reduce-scatter by recursive halving (log2 p' exchanges of
+ * n/2, n/4, ...) then an all-gather by recursive doubling (the mirror
+ * image), on p' = the largest power of two <= p ranks.
+ *
+ * The other rem = p - p' ranks are folded in first (MPICH style): among
+ * ranks 0 .. 2*rem-1 each even rank sends its whole vector to the odd one
+ * above it, which reduces it and takes part as new rank r/2; ranks >=
+ * 2*rem become r - rem. At the end each odd rank sends the result back.
+ * Cost: 2 log2(p') steps (+2 when p is not a power of two), moving
+ * 2 (p'-1)/p' n per rank.
+ *
+ * The whole vector is one range; every message is cut into channel and
+ * chunk pieces, and dependencies follow the element ranges: a piece
+ * depends on the pieces that wrote what it reads (or that read what it
+ * overwrites), found in offset-sorted write logs. */
+#include <stdlib.h>
+
 #include "core/sched_algo.h"
+
+typedef struct rhd {
+    core_alg_t *a;
+    int p2, rem, nr, levels; /* power of two, folded ranks, new rank */
+    uint64_t n;
+    int64_t *deps;
+    uint64_t deps_cap;
+    core_wlog_t w, w2; /* writers of OUT (current, spare) */
+    core_wlog_t *sent; /* per level: the reduce-scatter's send pieces */
+    core_wlog_t pre;   /* folded even rank: its send of IN */
+} rhd_t;
+
+static int rhd_old(const rhd_t *h, int nr)
+{
+    return nr < h->rem ? 2 * nr + 1 : nr + h->rem;
+}
+
+/* Element offset of block b of p2 blocks. */
+static uint64_t rhd_boff(const rhd_t *h, int b)
+{
+    uint64_t off;
+    core_split(h->n, (uint64_t)h->p2, (uint64_t)b, &off);
+    return b >= h->p2 ? h->n : off;
+}
+
+/* Pieces of [off, off+len): each depends on the steps in `rd` over its
+ * range and is logged in `wr` (either may be NULL). */
+static void rhd_msg(rhd_t *h, core_step_kind_t kind, int peer, core_buf_t sb,
+                    core_buf_t db, uint64_t off, uint64_t len,
+                    const core_wlog_t *rd, core_wlog_t *wr)
+{
+    core_alg_t *a = h->a;
+    uint64_t np = core_alg_npieces(a, len);
+    for (uint64_t i = 0; i < np; i++) {
+        int ch;
+        uint64_t po, pl = core_alg_piece(a, len, i, &ch, &po);
+        int nd =
+            rd ? core_wlog_deps(a, rd, off + po, pl, &h->deps, &h->deps_cap)
+               : 0;
+        int64_t st = core_alg_step(a, kind, peer, ch, sb, off + po, db,
+                                   off + po, pl, h->deps, nd);
+        if (wr)
+            core_wlog_add(a, wr, off + po, pl, st);
+    }
+}
+
+/* Recursive halving: afterwards this rank owns block nr, reduced. */
+static void rhd_halving(rhd_t *h, core_buf_t src)
+{
+    int lo = 0, hi = h->p2;
+    for (int mask = h->p2 / 2, lv = h->levels - 1; mask >= 1; mask /= 2, lv--) {
+        int peer = rhd_old(h, h->nr ^ mask), mid = lo + mask;
+        int upper = (h->nr & mask) != 0;
+        int klo = upper ? mid : lo, khi = upper ? hi : mid;
+        int slo = upper ? lo : mid, shi = upper ? mid : hi;
+        uint64_t so = rhd_boff(h, slo), ko = rhd_boff(h, klo);
+        rhd_msg(h, CORE_STEP_SEND, peer, src, CORE_BUF_NONE, so,
+                rhd_boff(h, shi) - so, &h->w, &h->sent[lv]);
+        core_wlog_clear(&h->w2);
+        rhd_msg(h, CORE_STEP_RECV_REDUCE, peer, src, CORE_BUF_OUT, ko,
+                rhd_boff(h, khi) - ko, &h->w, &h->w2);
+        core_wlog_t t = h->w;
+        h->w = h->w2;
+        h->w2 = t;
+        src = CORE_BUF_OUT;
+        lo = klo;
+        hi = khi;
+    }
+}
+
+/* Recursive doubling: the held range grows from block nr to all. */
+static void rhd_doubling(rhd_t *h)
+{
+    int lo = h->nr, hi = h->nr + 1;
+    for (int mask = 1, lv = 0; mask < h->p2; mask *= 2, lv++) {
+        int peer = rhd_old(h, h->nr ^ mask);
+        int before = (h->nr & mask) != 0;
+        int plo = before ? lo - mask : hi, phi = before ? lo : hi + mask;
+        uint64_t o = rhd_boff(h, lo), po = rhd_boff(h, plo);
+        rhd_msg(h, CORE_STEP_SEND, peer, CORE_BUF_OUT, CORE_BUF_NONE, o,
+                rhd_boff(h, hi) - o, &h->w, NULL);
+        /* arriving data overwrites what the halving sent at this level */
+        core_wlog_t got = {0};
+        rhd_msg(h, CORE_STEP_RECV, peer, CORE_BUF_NONE, CORE_BUF_OUT, po,
+                rhd_boff(h, phi) - po, &h->sent[lv], &got);
+        core_wlog_clear(&h->w2);
+        const core_wlog_t *parts[2] = {before ? &got : &h->w,
+                                       before ? &h->w : &got};
+        for (int k = 0; k < 2; k++)
+            for (uint64_t i = 0; i < parts[k]->n; i++)
+                core_wlog_add(h->a, &h->w2, parts[k]->off[i], parts[k]->len[i],
+                              parts[k]->step[i]);
+        core_wlog_free(&got);
+        core_wlog_t t = h->w;
+        h->w = h->w2;
+        h->w2 = t;
+        lo = before ? plo : lo;
+        hi = before ? hi : phi;
+    }
+}
+
+static void rhd_allreduce(rhd_t *h)
+{
+    core_alg_t *a = h->a;
+    int r = a->rank;
+    core_buf_t src = CORE_BUF_IN;
+    if (r < 2 * h->rem && r % 2 == 0) {
+        rhd_msg(h, CORE_STEP_SEND, r + 1, CORE_BUF_IN, CORE_BUF_NONE, 0, h->n,
+                NULL, &h->pre);
+        rhd_msg(h, CORE_STEP_RECV, r + 1, CORE_BUF_NONE, CORE_BUF_OUT, 0, h->n,
+                &h->pre, NULL);
+        return;
+    }
+    if (r < 2 * h->rem) {
+        rhd_msg(h, CORE_STEP_RECV_REDUCE, r - 1, CORE_BUF_IN, CORE_BUF_OUT, 0,
+                h->n, NULL, &h->w);
+        src = CORE_BUF_OUT;
+    }
+    rhd_halving(h, src);
+    rhd_doubling(h);
+    if (r < 2 * h->rem)
+        rhd_msg(h, CORE_STEP_SEND, r - 1, CORE_BUF_OUT, CORE_BUF_NONE, 0, h->n,
+                &h->w, NULL);
+}
 
 herd_status_t core_algo_rhd(core_alg_t *a)
 {
-    (void)a;
-    return HERD_ERR_UNSUPPORTED;
+    if (a->d->coll != HERD_COLL_ALL_REDUCE)
+        return HERD_ERR_UNSUPPORTED;
+    rhd_t h = {.a = a, .p2 = 1, .n = a->d->count};
+    while (h.p2 * 2 <= a->p) {
+        h.p2 *= 2;
+        h.levels++;
+    }
+    h.rem = a->p - h.p2;
+    h.nr = a->rank < 2 * h.rem ? (a->rank % 2 ? a->rank / 2 : -1)
+                               : a->rank - h.rem;
+    h.sent = calloc((size_t)h.levels + 1, sizeof(*h.sent));
+    if (!h.sent)
+        return HERD_ERR_NO_MEMORY;
+    if (h.n > 0)
+        rhd_allreduce(&h);
+    for (int i = 0; i <= h.levels; i++)
+        core_wlog_free(&h.sent[i]);
+    free(h.sent);
+    core_wlog_free(&h.w);
+    core_wlog_free(&h.w2);
+    core_wlog_free(&h.pre);
+    free(h.deps);
+    return a->err;
 }
