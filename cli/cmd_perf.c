@@ -1,12 +1,272 @@
-/* cli/cmd_perf.c - `herd perf`: not built yet (its issue is open). */
+/* cli/cmd_perf.c - `herd perf`: nccl-tests' flags and table for one
+ * collective over a range of sizes, predicted by the simulator for the
+ * cluster given as flags, or measured by a real engine (each process of a
+ * `herd launch` job runs it for its rank; rank 0 prints). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
+#include "cli/perf.h"
+#include "cli/simflags.h"
+#include "core/engine.h"
+#include "core/reduce.h"
+#include "core/sched.h"
+#include "trace/units.h"
+
+static const char usage[] =
+    "usage: herd perf [--engine sim|tcp|nccl] [--coll C] [--algo A]\n"
+    "                 [-b MINBYTES] [-e MAXBYTES] [-f FACTOR | -i STEPBYTES]\n"
+    "                 [-o OP] [-d DTYPE] [-r ROOT] [-n ITERS] [-w WARMUP]\n"
+    "                 [-c 0|1] [cluster flags]\n\n"
+    "nccl-tests' table (size, count, type, redop, root, time, algbw, busbw,\n"
+    "#wrong) for one collective: predicted by the simulator (--engine sim,\n"
+    "the default) for the cluster below, or measured by a real engine when\n"
+    "started under `herd launch`.\n\n"
+    "  --engine E            sim (default), tcp or nccl\n"
+    "  --coll C              all_reduce (default), broadcast, reduce,\n"
+    "                        all_gather, gather, scatter, reduce_scatter,\n"
+    "                        all_to_all\n"
+    "  --algo A              auto (default), ring, tree, rhd, direct,\n"
+    "                        binomial, hier\n"
+    "  -b, --minbytes B      smallest size (default 32MiB)\n"
+    "  -e, --maxbytes B      largest size (default 32MiB)\n"
+    "  -f, --stepfactor F    multiply the size by F (default 2)\n"
+    "  -i, --stepbytes B     or add B bytes (with -f 1)\n"
+    "  -o, --op OP           sum (default), prod, min, max, avg, band, bor,\n"
+    "                        bxor\n"
+    "  -d, --datatype T      float32 (default), float16, bfloat16, float64,\n"
+    "                        int8, uint8, int32, int64 (also float, half...)\n"
+    "  -r, --root R          root of rooted collectives (default 0)\n"
+    "  -n, --iters N         timed iterations (default 20)\n"
+    "  -w, --warmup_iters N  warm-up iterations (default 1)\n"
+    "  -c, --check 0|1       1: real buffers, check every result (#wrong)\n"
+    "\ncluster (sim):\n";
+
+typedef struct perf_args {
+    cli_perf_t p;
+    cli_simflags_t sim;
+    const char *engine;
+} perf_args_t;
+
+static const char *const short_names[][2] = {
+    {"-b", "--minbytes"},  {"-e", "--maxbytes"},     {"-f", "--stepfactor"},
+    {"-i", "--stepbytes"}, {"-o", "--op"},           {"-d", "--datatype"},
+    {"-r", "--root"},      {"-n", "--iters"},        {"-w", "--warmup_iters"},
+    {"-c", "--check"},     {"--engine", "--engine"}, {"--coll", "--coll"},
+    {"--algo", "--algo"}};
+
+/* The long name of a perf flag, or NULL. */
+static const char *perf_flag(const char *arg)
+{
+    for (size_t k = 0; k < sizeof(short_names) / sizeof(short_names[0]); k++)
+        if (!strcmp(arg, short_names[k][0]) || !strcmp(arg, short_names[k][1]))
+            return short_names[k][1];
+    return NULL;
+}
+
+static int bad_value(const char *flag, const char *v, const char *what)
+{
+    return cli_usage_error("perf", "%s: '%s' is not %s", flag, v, what);
+}
+
+static int set_bytes(const char *flag, const char *v, uint64_t *out)
+{
+    /* nccl-tests' "1M"/"128K" (binary) as well as the unit spellings */
+    if (trace_parse_bytes(v, out) != HERD_OK && cli_parse_bytes(v, out) != 0)
+        return bad_value(flag, v, TRACE_FORM_BYTES " or 1M");
+    return 0;
+}
+
+static int set_int(const char *flag, const char *v, long lo, long hi, int *out)
+{
+    long x;
+    if (cli_parse_int(v, lo, hi, &x) != 0) {
+        char what[64];
+        snprintf(what, sizeof(what), "an integer in [%ld, %ld]", lo, hi);
+        return bad_value(flag, v, what);
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int set_names(const char *flag, const char *v, perf_args_t *a)
+{
+    cli_perf_t *p = &a->p;
+    if (!strcmp(flag, "--engine")) {
+        a->engine = v;
+        return 0;
+    }
+    if (!strcmp(flag, "--coll"))
+        return herd_coll_parse(v, &p->coll) != HERD_OK ||
+                       p->coll == HERD_COLL_SEND || p->coll == HERD_COLL_RECV
+                   ? bad_value(flag, v, "a collective (all_reduce, ...)")
+                   : 0;
+    if (!strcmp(flag, "--algo"))
+        return herd_algo_parse(v, &p->algo) != HERD_OK
+                   ? bad_value(flag, v, "an algorithm (ring, tree, ...)")
+                   : 0;
+    if (!strcmp(flag, "--op"))
+        return herd_op_parse(v, &p->op) != HERD_OK
+                   ? bad_value(flag, v, "a reduce op (sum, max, ...)")
+                   : 0;
+    if (!strcmp(flag, "--datatype"))
+        return herd_dtype_parse(v, &p->dtype) != HERD_OK
+                   ? bad_value(flag, v, "a data type (float32, int8, ...)")
+                   : 0;
+    return -1;
+}
+
+static int set_flag(const char *flag, const char *v, perf_args_t *a)
+{
+    cli_perf_t *p = &a->p;
+    int rc = set_names(flag, v, a);
+    if (rc >= 0)
+        return rc;
+    if (!strcmp(flag, "--minbytes"))
+        return set_bytes(flag, v, &p->minbytes);
+    if (!strcmp(flag, "--maxbytes"))
+        return set_bytes(flag, v, &p->maxbytes);
+    if (!strcmp(flag, "--stepbytes"))
+        return set_bytes(flag, v, &p->stepbytes);
+    if (!strcmp(flag, "--stepfactor"))
+        return cli_parse_double(v, &p->stepfactor) != 0 || p->stepfactor < 1
+                   ? bad_value(flag, v, "a factor >= 1")
+                   : 0;
+    if (!strcmp(flag, "--root"))
+        return set_int(flag, v, 0, 1 << 20, &p->root);
+    if (!strcmp(flag, "--iters"))
+        return set_int(flag, v, 1, 1000000, &p->iters);
+    if (!strcmp(flag, "--warmup_iters"))
+        return set_int(flag, v, 0, 1000000, &p->warmup);
+    return set_int(flag, v, 0, 1, &p->check); /* --check */
+}
+
+static void defaults(perf_args_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    cli_simflags_init(&a->sim);
+    a->engine = "sim";
+    a->p.coll = HERD_COLL_ALL_REDUCE;
+    a->p.algo = HERD_ALGO_AUTO;
+    a->p.dtype = HERD_FLOAT32;
+    a->p.op = HERD_SUM;
+    a->p.minbytes = a->p.maxbytes = 32u << 20;
+    a->p.stepfactor = 2;
+    a->p.iters = 20;
+    a->p.warmup = 1;
+    a->p.out = stdout;
+}
+
+static int parse(int argc, char **argv, perf_args_t *a)
+{
+    for (int i = 1; i < argc;) {
+        int rc = cli_simflags_parse("perf", argc, argv, &i, &a->sim);
+        if (rc < 0)
+            return 2;
+        if (rc > 0)
+            continue;
+        const char *flag = perf_flag(argv[i]);
+        if (!flag)
+            return cli_usage_error("perf",
+                                   "unknown argument '%s' (see herd "
+                                   "perf --help)",
+                                   argv[i]);
+        if (i + 1 >= argc)
+            return cli_usage_error("perf", "%s needs a value", argv[i]);
+        if (set_flag(flag, argv[i + 1], a) != 0)
+            return 2;
+        i += 2;
+    }
+    return 0;
+}
+
+static int validate(perf_args_t *a)
+{
+    cli_perf_t *p = &a->p;
+    if (p->minbytes > p->maxbytes)
+        return cli_usage_error("perf", "-b %llu is larger than -e %llu",
+                               (unsigned long long)p->minbytes,
+                               (unsigned long long)p->maxbytes);
+    if (p->stepfactor <= 1 && p->stepbytes == 0)
+        p->stepbytes = 1u << 20;
+    if (p->stepfactor <= 1 &&
+        (p->maxbytes - p->minbytes) / p->stepbytes > 100000)
+        return cli_usage_error("perf", "more than 100000 sizes: use a "
+                                       "larger -i or -f");
+    if (!core_sched_supports(p->algo, p->coll))
+        return cli_usage_error("perf", "algorithm %s does not implement %s",
+                               herd_algo_name(p->algo),
+                               herd_coll_name(p->coll));
+    if (!core_reduce_valid(p->dtype, p->op))
+        return cli_usage_error("perf",
+                               "op %s is not defined for %s (bitwise "
+                               "ops need an integer type)",
+                               herd_op_name(p->op), herd_dtype_name(p->dtype));
+    if (!core_engine_find(a->engine))
+        return cli_usage_error("perf", "unknown engine '%s'", a->engine);
+    if (p->check && !strcmp(a->engine, "nccl"))
+        return cli_usage_error("perf", "-c 1 checks host buffers: not "
+                                       "available on nccl");
+    if (cli_simflags_check("perf", &a->sim) != 0)
+        return 2;
+    const herd_cluster_t *c = &a->sim.opts.cluster;
+    int p_sim = a->sim.opts.world_size ? a->sim.opts.world_size
+                                       : c->nodes * c->gpus_per_node;
+    if (!strcmp(a->engine, "sim") && p->root >= p_sim)
+        return cli_usage_error("perf", "-r %d: root out of range [0, %d)",
+                               p->root, p_sim);
+    p->channels = a->sim.channels;
+    p->chunk = a->sim.chunk;
+    return 0;
+}
+
+static int run(perf_args_t *a)
+{
+    herd_init_t init = {.backend = a->engine,
+                        .timeline_cb = cli_perf_timeline,
+                        .timeline_arg = &a->p};
+    if (!strcmp(a->engine, "sim")) {
+        a->sim.opts.real_buffers = a->p.check;
+        init.engine_opts = &a->sim.opts;
+        char desc[256];
+        cli_simflags_describe(&a->sim, desc, sizeof(desc));
+        printf("# herd perf: %s, algorithm %s, predicted by sim for %s\n",
+               herd_coll_name(a->p.coll), herd_algo_name(a->p.algo), desc);
+    } else {
+        init.init_method = "env://";
+        init.rank = -1;
+        init.local_rank = -1;
+    }
+    herd_run_info_t info;
+    herd_status_t st = herd_run(&init, cli_perf_program, &a->p, &info);
+    if (st != HERD_OK) {
+        fprintf(stderr, "herd perf: run failed: %s\n", herd_status_string(st));
+        if (info.report)
+            fputs(info.report, stderr);
+    }
+    herd_run_info_clear(&info);
+    free(a->p.spans);
+    if (st != HERD_OK)
+        return 1;
+    return a->p.wrong_total ? 1 : 0;
+}
 
 int cli_perf_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "herd perf: not available yet in this version\n");
-    return 2;
+    char *help = malloc(sizeof(usage) + strlen(cli_simflags_usage()) + 1);
+    if (!help)
+        return 1;
+    strcpy(help, usage);
+    strcat(help, cli_simflags_usage());
+    int wants = cli_wants_help(argc, argv, help);
+    free(help);
+    if (wants)
+        return 0;
+    perf_args_t a;
+    defaults(&a);
+    int rc = parse(argc, argv, &a);
+    if (rc == 0)
+        rc = validate(&a);
+    return rc ? rc : run(&a);
 }

@@ -1,0 +1,144 @@
+/* tests/sim_perf.c - `herd perf` on the simulator: nccl-tests' table for
+ * a range of sizes, bus bandwidth that follows the cluster flags, -c 1
+ * checking every collective's results, --help and clear usage errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/testutil.h"
+
+static int perf(const char *args, char **out)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "%s perf %s 2>&1", tu_herd_binary(), args);
+    return tu_run(cmd, out);
+}
+
+/* Data rows (lines not starting with '#'). */
+static int rows(const char *out)
+{
+    int n = 0;
+    for (const char *l = out; l && *l;) {
+        if (*l != '#' && *l != '\n')
+            n++;
+        const char *e = strchr(l, '\n');
+        l = e ? e + 1 : NULL;
+    }
+    return n;
+}
+
+/* busbw (8th column) of the row whose size is `size`. */
+static double busbw(const char *out, const char *size)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), " %s ", size);
+    const char *l = strstr(out, pat);
+    ck_assert_ptr_nonnull(l);
+    double v[8];
+    char type[32], op[32];
+    int n = sscanf(l, "%lf %lf %31s %31s %lf %lf %lf %lf", &v[0], &v[1], type,
+                   op, &v[2], &v[3], &v[4], &v[5]);
+    ck_assert_int_eq(n, 8);
+    return v[5];
+}
+
+START_TEST(table)
+{
+    char *out = NULL;
+    int rc =
+        perf("--nodes 2 --gpus-per-node 4 -b 1K -e 1M -f 4 -n 2 -w 1", &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "algbw"));
+    ck_assert_ptr_nonnull(strstr(out, "busbw"));
+    ck_assert_ptr_nonnull(strstr(out, "#wrong"));
+    ck_assert_int_eq(rows(out), 6); /* 1K 4K 16K 64K 256K 1M */
+    ck_assert_ptr_nonnull(strstr(out, "float32"));
+    free(out);
+}
+END_TEST
+
+START_TEST(bus_bandwidth_follows_the_nic)
+{
+    char *out = NULL;
+    /* 64 MiB over 2 nodes: ring busbw approaches the NIC rate */
+    int rc = perf("--nodes 2 --gpus-per-node 4 --inter-bw 100Gbps "
+                  "--inter-lat 5us --algo ring -b 64M -e 64M -n 1",
+                  &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    double bw = busbw(out, "67108864");
+    ck_assert_msg(bw > 11.0 && bw <= 12.5, "busbw %g", bw);
+    free(out);
+    rc = perf("--nodes 2 --gpus-per-node 4 --inter-bw 400Gbps "
+              "--algo ring -b 64M -e 64M -n 1",
+              &out);
+    ck_assert_int_eq(rc, 0);
+    bw = busbw(out, "67108864");
+    ck_assert_msg(bw > 44.0 && bw <= 50.0, "busbw %g", bw);
+    free(out);
+}
+END_TEST
+
+START_TEST(check_every_collective)
+{
+    static const char *colls[] = {"all_reduce",     "broadcast", "reduce",
+                                  "all_gather",     "gather",    "scatter",
+                                  "reduce_scatter", "all_to_all"};
+    for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
+        char args[256], *out = NULL;
+        snprintf(args, sizeof(args),
+                 "--gpus-per-node 5 --coll %s -b 4K -e 64K -f 16 -n 1 -c 1 "
+                 "-r 2 --chunk 1KiB --channels 2",
+                 colls[i]);
+        int rc = perf(args, &out);
+        ck_assert_msg(rc == 0, "%s: %s", colls[i], out);
+        ck_assert_ptr_nonnull(strstr(out, "Out of bounds values : 0 OK"));
+        free(out);
+    }
+    char *out = NULL;
+    int rc =
+        perf("--gpus-per-node 3 -d int8 -o bxor -b 1K -e 1K -n 1 -c 1", &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    free(out);
+}
+END_TEST
+
+START_TEST(usage)
+{
+    char *out = NULL;
+    ck_assert_int_eq(perf("--help", &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "--inter-bw"));
+    ck_assert_ptr_nonnull(strstr(out, "-b, --minbytes"));
+    free(out);
+    static const char *bad[][2] = {
+        {"--intra-bw fast", "--intra-bw: 'fast' is not a bandwidth"},
+        {"--inter-lat 5", "--inter-lat: '5' is not a time"},
+        {"--nodes 0", "--nodes: '0' is not an integer"},
+        {"-b 1M -e 1K", "is larger than -e"},
+        {"--coll nope", "--coll: 'nope' is not a collective"},
+        {"--algo tree --coll gather", "does not implement"},
+        {"-o bxor -d float32", "bitwise"},
+        {"-r 8", "root out of range"},
+        {"--engine nope", "unknown engine"},
+        {"--frobnicate", "unknown argument '--frobnicate'"},
+        {"-n", "-n needs a value"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        int rc = perf(bad[i][0], &out);
+        ck_assert_msg(rc == 2, "%s: rc %d", bad[i][0], rc);
+        ck_assert_msg(strstr(out, bad[i][1]), "%s: %s", bad[i][0], out);
+        free(out);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sim_perf");
+    TCase *t = tcase_create("perf");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, table);
+    tcase_add_test(t, bus_bandwidth_follows_the_nic);
+    tcase_add_test(t, check_every_collective);
+    tcase_add_test(t, usage);
+    suite_add_tcase(s, t);
+    return tu_run_suite(s);
+}
