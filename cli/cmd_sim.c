@@ -115,7 +115,12 @@ int cli_sim_write_timeline(const char *cmd, trace_timeline_t *tl,
     printf("wrote:\n  %s (open in ui.perfetto.dev)\n  %s\n", json, tsv);
     if (no_plots)
         return 0;
-    const char *args[] = {tsv, gantt, title, "31"};
+    size_t n = trace_timeline_count(tl);
+    int ranks = n ? trace_timeline_recs(tl)[n - 1].rank + 1 : 0;
+    char full[640];
+    snprintf(full, sizeof(full), "%s%s", title,
+             ranks > 32 ? ", ranks 0-31 shown" : "");
+    const char *args[] = {tsv, gantt, full, "31"};
     return cli_sim_plot(cmd, "gantt.gp", args, 4);
 }
 

@@ -10,6 +10,15 @@
 
 #include "support/testutil.h"
 
+/* Remove a test's temporary folder (made by tu_tmpdir: safe characters). */
+static void rm_dir(char *dir)
+{
+    char cmd[1100];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    tu_run(cmd, NULL);
+    free(dir);
+}
+
 static char *run(const char *fmt, const char *a, const char *b, int *rc)
 {
     char cmd[4096], src[1024];
@@ -77,7 +86,7 @@ START_TEST(test_sim_straggler)
         ck_assert(file_starts_with(path, "<?xml", 5));
     }
     free(out);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 
@@ -96,7 +105,7 @@ START_TEST(test_sim_sweep)
     snprintf(path, sizeof(path), "%s/sweep.tsv", dir);
     ck_assert_int_eq(access(path, R_OK), 0);
     free(out);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 
@@ -116,7 +125,7 @@ START_TEST(test_sim_hangs)
     ck_assert_msg(strstr(out, "missing rank") || strstr(out, "dead"), "%s",
                   out);
     free(out);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 
@@ -142,7 +151,7 @@ START_TEST(test_check)
     out = run("%s sim %s 2>&1%s", path, "", &rc);
     ck_assert_int_eq(rc, 2);
     free(out);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 
@@ -181,7 +190,7 @@ START_TEST(test_rescale_replay_compare)
     ck_assert_msg(rc == 2 && strstr(out, "root 6 does not exist in 4 ranks"),
                   "%s", out);
     free(out);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 
@@ -195,7 +204,7 @@ START_TEST(test_no_gnuplot)
     ck_assert_int_eq(rc, 1); /* the hang, not the plots */
     ck_assert_msg(strstr(out, "plots skipped: gnuplot not found"), "%s", out);
     free(out);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 

@@ -10,6 +10,15 @@
 #include "support/testutil.h"
 #include "trace/plot.h"
 
+/* Remove a test's temporary folder (made by tu_tmpdir: safe characters). */
+static void rm_dir(char *dir)
+{
+    char cmd[1100];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    tu_run(cmd, NULL);
+    free(dir);
+}
+
 #define PLOTS(buf) tu_src_path(buf, sizeof(buf), "plots")
 
 static int is_png(const char *path)
@@ -42,7 +51,7 @@ START_TEST(test_sweep_odd_names)
     ck_assert(is_png(png));
     snprintf(png, sizeof(png), "%s.svg", prefix);
     ck_assert_int_eq(access(png, R_OK), 0);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 
@@ -63,7 +72,7 @@ START_TEST(test_compare_plot)
         "%s", err);
     snprintf(png, sizeof(png), "%s.png", prefix);
     ck_assert(is_png(png));
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 

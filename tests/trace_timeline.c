@@ -11,6 +11,15 @@
 #include "support/testutil.h"
 #include "trace/timeline.h"
 
+/* Remove a test's temporary folder (made by tu_tmpdir: safe characters). */
+static void rm_dir(char *dir)
+{
+    char cmd[1100];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    tu_run(cmd, NULL);
+    free(dir);
+}
+
 static herd_tl_rec_t rec(herd_tl_kind_t kind, int rank, uint64_t start,
                          uint64_t end, const char *label)
 {
@@ -97,7 +106,7 @@ START_TEST(test_golden)
     ck_assert(strstr(text, "\"engine\":\"sim\""));
     free(text);
     trace_timeline_destroy(tl);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 
@@ -152,7 +161,7 @@ START_TEST(test_chrome_valid)
     ck_assert_uint_eq(nm, 2 + 3); /* 2 nodes, 3 ranks */
     json_decref(root);
     trace_timeline_destroy(tl);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 
@@ -188,7 +197,7 @@ START_TEST(test_read_back)
     ck_assert_str_eq(trace_timeline_get_meta(back, "engine"), "sim");
     trace_timeline_destroy(back);
     trace_timeline_destroy(tl);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 
@@ -243,7 +252,7 @@ START_TEST(test_bad)
                      0);
     ck_assert_ptr_null(tl);
     ck_assert_msg(strstr(err, bad[_i].expect), "case %d: %s", _i, err);
-    free(dir);
+    rm_dir(dir);
 }
 END_TEST
 

@@ -330,6 +330,14 @@ static herd_status_t tlio_events(json_t *root, trace_timeline_t *tl,
             return HERD_ERR_NO_MEMORY;
     }
     json_t *other = json_object_get(root, "otherData");
+    json_t *ver = json_object_get(other, "version");
+    if (json_is_integer(ver) && json_integer_value(ver) > TRACE_TL_VERSION) {
+        snprintf(err, errlen,
+                 "%s: otherData.version: %lld is newer than "
+                 "this herd reads (%d)",
+                 path, (long long)json_integer_value(ver), TRACE_TL_VERSION);
+        return HERD_ERR_PARSE;
+    }
     const char *key;
     json_t *v;
     json_object_foreach(other, key, v)
