@@ -132,6 +132,8 @@ static void op_timeout(tcp_op_t *op)
     missing[0] = '\0';
     if (!p2p)
         missing_ranks(op, missing, sizeof(missing));
+    if (op->done)
+        return; /* it completed during the grace period after all */
     int n = snprintf(msg, sizeof(msg),
                      "%s (group %d, seq %" PRIu64 ") timed out after %.3g s "
                      "on rank %d",
