@@ -97,7 +97,7 @@ int core_sched_supports(herd_algo_t algo, herd_coll_t coll)
         return coll == HERD_COLL_BROADCAST || coll == HERD_COLL_REDUCE ||
                coll == HERD_COLL_GATHER || coll == HERD_COLL_SCATTER;
     case HERD_ALGO_HIER:
-        return 0;
+        return coll == HERD_COLL_ALL_REDUCE;
     default:
         return 0;
     }
