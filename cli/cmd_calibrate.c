@@ -1,12 +1,329 @@
-/* cli/cmd_calibrate.c - `herd calibrate`: not built yet (its issue is open). */
+/* cli/cmd_calibrate.c - `herd calibrate`: measure a real engine's links
+ * with ping-pong sweeps, fit latency (alpha) and bandwidth (beta) per link
+ * class (intra-node, inter-node) by least squares on relative error,
+ * check the fit against a ring all_reduce, and write the cluster section
+ * of a scenario so the simulator predicts with measured parameters.
+ *
+ * It is a herd program: run it under `herd launch` or `herd testbed run`
+ * (every rank runs it; rank 0 reports). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
+#define CAL_MAX_SIZES 20
+#define CAL_HOST_LEN 64
+
+typedef struct cal_fit {
+    int have;
+    int peer;                   /* rank measured against rank 0 */
+    int nsizes;
+    double bytes[CAL_MAX_SIZES];
+    double secs[CAL_MAX_SIZES]; /* median one-way time */
+    double alpha, beta;         /* seconds, bytes/second */
+    double max_resid;           /* max |fit - meas| / meas */
+} cal_fit_t;
+
+typedef struct cal_args {
+    uint64_t max_bytes;
+    int iters;
+    const char *out_path;
+    int nodes, ppn;             /* found by the run */
+    cal_fit_t intra, inter;
+    double ar_bytes, ar_meas, ar_pred; /* ring all_reduce check */
+    double beta_duplex; /* bandwidth the ring saw, sending and receiving */
+    int status;
+} cal_args_t;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median one-way time of `iters` round trips of `bytes` between rank 0
+ * and `peer`; other ranks return 0 at once. */
+static double pingpong(herd_comm_t *w, int peer, char *buf, uint64_t bytes,
+                       int iters)
+{
+    int me = herd_comm_rank(w);
+    double t[64];
+    if (me != 0 && me != peer)
+        return 0;
+    int other = me == 0 ? peer : 0;
+    for (int i = 0; i < iters + 1; i++) {
+        uint64_t t0 = herd_now(w);
+        if (me == 0) {
+            herd_send(w, buf, bytes, HERD_UINT8, other, 7, NULL);
+            herd_recv(w, buf, bytes, HERD_UINT8, other, 7, NULL);
+        } else {
+            herd_recv(w, buf, bytes, HERD_UINT8, other, 7, NULL);
+            herd_send(w, buf, bytes, HERD_UINT8, other, 7, NULL);
+        }
+        if (i > 0) /* the first round trip also opens the connection */
+            t[i - 1] = (herd_now(w) - t0) * 1e-9 / 2;
+    }
+    qsort(t, (size_t)iters, sizeof(double), cmp_double);
+    return t[iters / 2];
+}
+
+/* Hockney's two regimes: alpha from the small messages (< 64 KiB, whose
+ * time is latency), beta from an ordinary least-squares slope over the
+ * large ones (>= 1 MiB, whose time is bandwidth). A fit weighted over all
+ * sizes lets the many small points pick the slope, and a shaped link's
+ * token bucket passes small messages at line rate, so the two regimes are
+ * fitted apart and the residuals over every size are reported. */
+static void fit(cal_fit_t *f)
+{
+    double sa = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int na = 0, nb = 0;
+    for (int i = 0; i < f->nsizes; i++) {
+        double x = f->bytes[i], y = f->secs[i];
+        if (x < 65536)
+            sa += y, na++;
+        if (x >= 1048576 || i >= f->nsizes - 2)
+            sx += x, sy += y, sxx += x * x, sxy += x * y, nb++;
+    }
+    double den = nb * sxx - sx * sx;
+    double slope = den > 0 ? (nb * sxy - sx * sy) / den : 0;
+    f->alpha = na ? sa / na : 0;
+    f->beta = slope > 0 ? 1.0 / slope : INFINITY;
+    f->max_resid = 0;
+    for (int i = 0; i < f->nsizes; i++) {
+        double pred = f->alpha + f->bytes[i] / f->beta;
+        double r = fabs(pred - f->secs[i]) / f->secs[i];
+        if (r > f->max_resid)
+            f->max_resid = r;
+    }
+}
+
+static void measure(herd_comm_t *w, cal_fit_t *f, char *buf, cal_args_t *a)
+{
+    f->nsizes = 0;
+    for (uint64_t b = 8; f->nsizes < CAL_MAX_SIZES; b *= 4) {
+        if (b > a->max_bytes)
+            b = a->max_bytes;
+        f->bytes[f->nsizes] = (double)b;
+        f->secs[f->nsizes] = pingpong(w, f->peer, buf, b, a->iters);
+        f->nsizes++;
+        if (b == a->max_bytes)
+            break;
+    }
+    if (herd_comm_rank(w) == 0)
+        fit(f);
+    f->have = 1;
+}
+
+/* Host identity: hostname plus the testbed's per-host address. */
+static void host_id(char *id)
+{
+    char host[CAL_HOST_LEN / 2] = "";
+    const char *addr = getenv("HERD_HOST_ADDR");
+    gethostname(host, sizeof(host) - 1);
+    memset(id, 0, CAL_HOST_LEN);
+    snprintf(id, CAL_HOST_LEN, "%s|%s", host, addr ? addr : "");
+}
+
+/* Find the first rank sharing rank 0's host and the first that does not;
+ * count nodes and ranks per node. */
+static void topology(herd_comm_t *w, cal_args_t *a, char *ids)
+{
+    int p = herd_comm_size(w);
+    a->intra.peer = a->inter.peer = -1;
+    a->nodes = 0;
+    for (int r = 0; r < p; r++) {
+        int first = 1;
+        for (int q = 0; q < r; q++)
+            if (!strcmp(ids + q * CAL_HOST_LEN, ids + r * CAL_HOST_LEN))
+                first = 0;
+        a->nodes += first;
+        int same = !strcmp(ids, ids + r * CAL_HOST_LEN);
+        if (r > 0 && same && a->intra.peer < 0)
+            a->intra.peer = r;
+        if (!same && a->inter.peer < 0)
+            a->inter.peer = r;
+    }
+    a->ppn = p / (a->nodes ? a->nodes : 1);
+}
+
+/* Ring all_reduce of the largest size, against alpha-beta's closed form
+ * 2(p-1)(alpha + n/(p beta)) with the slowest class fitted. */
+static void check_ring(herd_comm_t *w, cal_args_t *a, char *buf)
+{
+    int p = herd_comm_size(w);
+    uint64_t count = a->max_bytes / 4 / (uint64_t)p * (uint64_t)p;
+    herd_comm_set_algo(w, HERD_COLL_ALL_REDUCE, HERD_ALGO_RING);
+    herd_all_reduce(w, buf, buf, count, HERD_FLOAT32, HERD_SUM, NULL);
+    uint64_t t0 = herd_now(w);
+    for (int i = 0; i < a->iters; i++)
+        herd_all_reduce(w, buf, buf, count, HERD_FLOAT32, HERD_SUM, NULL);
+    a->ar_meas = (herd_now(w) - t0) * 1e-9 / a->iters;
+    a->ar_bytes = (double)count * 4;
+    const cal_fit_t *f = a->inter.have ? &a->inter : &a->intra;
+    a->ar_pred = 2.0 * (p - 1) * (f->alpha + a->ar_bytes / p / f->beta);
+    double wire = a->ar_meas - 2.0 * (p - 1) * f->alpha;
+    a->beta_duplex = wire > 0 ? 2.0 * (p - 1) / p * a->ar_bytes / wire : 0;
+}
+
+static int cal_main(herd_comm_t *w, void *arg)
+{
+    cal_args_t *a = arg;
+    int p = herd_comm_size(w);
+    char *ids = calloc((size_t)p, CAL_HOST_LEN), me[CAL_HOST_LEN];
+    char *buf = calloc(1, a->max_bytes);
+    if (!ids || !buf) {
+        free(ids);
+        free(buf);
+        return 1;
+    }
+    host_id(me);
+    herd_all_gather(w, me, ids, CAL_HOST_LEN, HERD_UINT8, NULL);
+    topology(w, a, ids);
+    if (a->intra.peer > 0)
+        measure(w, &a->intra, buf, a);
+    if (a->inter.peer > 0)
+        measure(w, &a->inter, buf, a);
+    herd_barrier(w, NULL);
+    if (p > 1)
+        check_ring(w, a, buf);
+    free(ids);
+    free(buf);
+    return 0;
+}
+
+static void fmt_bw(double bps, char *buf, size_t len)
+{
+    if (bps >= 1e9)
+        snprintf(buf, len, "%.3fGB/s", bps / 1e9);
+    else
+        snprintf(buf, len, "%.3fMB/s", bps / 1e6);
+}
+
+/* Collectives send and receive at once; on a full-duplex link that shares
+ * its direction with the other flow's acknowledgements, the ring's
+ * bandwidth is what predictions of collectives need, so it is written when
+ * measured (the ping-pong value stays in a comment). */
+static void write_link(FILE *f, const char *name, const cal_fit_t *c,
+                       double duplex)
+{
+    char bw[32];
+    fmt_bw(duplex > 0 ? duplex : c->beta, bw, sizeof(bw));
+    if (duplex > 0)
+        fprintf(f, "  # %s ping-pong bandwidth %.3f MB/s; ring all_reduce "
+                "(duplex) bandwidth used below\n", name, c->beta / 1e6);
+    fprintf(f, "  %s: {bandwidth: %s, latency: %.2fus}\n", name, bw,
+            c->alpha * 1e6);
+}
+
+static void report(const cal_args_t *a, FILE *out, FILE *log, int p)
+{
+    const cal_fit_t *cls[2] = {&a->intra, &a->inter};
+    const char *names[2] = {"intra", "inter"};
+    for (int k = 0; k < 2; k++) {
+        if (!cls[k]->have)
+            continue;
+        fprintf(log, "# %s (rank 0 <-> rank %d): alpha %.2f us, beta %.2f MB/s, "
+                "max residual %.1f%%\n", names[k], cls[k]->peer,
+                cls[k]->alpha * 1e6, cls[k]->beta / 1e6,
+                cls[k]->max_resid * 100);
+        for (int i = 0; i < cls[k]->nsizes; i++)
+            fprintf(log, "#   %10.0f B  measured %10.2f us  fit %10.2f us\n",
+                    cls[k]->bytes[i], cls[k]->secs[i] * 1e6,
+                    (cls[k]->alpha + cls[k]->bytes[i] / cls[k]->beta) * 1e6);
+    }
+    if (p > 1)
+        fprintf(log, "# check: ring all_reduce of %.0f B: measured %.2f ms, "
+                "alpha-beta closed form %.2f ms (%+.1f%%)\n", a->ar_bytes,
+                a->ar_meas * 1e3, a->ar_pred * 1e3,
+                (a->ar_pred - a->ar_meas) / a->ar_meas * 100);
+    if (p > 1)
+        fprintf(log, "# duplex bandwidth seen by the ring: %.3f MB/s\n",
+                a->beta_duplex / 1e6);
+    fprintf(out, "# herd calibrate: %d ranks, %d node(s) x %d, ping-pong "
+            "8 B .. %.0f B\ncluster:\n  nodes: %d\n  gpus_per_node: %d\n",
+            p, a->nodes, a->ppn, cls[0]->have ? cls[0]->bytes[cls[0]->nsizes - 1]
+                                               : cls[1]->bytes[cls[1]->nsizes - 1],
+            a->nodes, a->ppn);
+    /* The ring crosses the slowest class: inter when there are 2+ nodes. */
+    int ring_cls = a->inter.have ? 1 : 0;
+    for (int k = 0; k < 2; k++)
+        if (cls[k]->have)
+            write_link(out, names[k], cls[k],
+                       k == ring_cls && p > 1 ? a->beta_duplex : 0);
+}
+
+static const char usage[] =
+    "usage: herd calibrate [--engine tcp|nccl] [-e MAXBYTES] [-n ITERS] "
+    "[-o FILE]\n"
+    "Run under `herd launch` or `herd testbed run` (>= 2 ranks). Measures\n"
+    "ping-pong between rank 0 and a rank on its node (intra) and on another\n"
+    "node (inter) from 8 B to MAXBYTES (default 16MiB), fits latency and\n"
+    "bandwidth per link class (weighted least squares, residuals printed),\n"
+    "checks the fit against a ring all_reduce, and writes the cluster\n"
+    "section of a scenario to FILE (default: stdout).\n";
+
+static int parse(int argc, char **argv, const char **engine, cal_args_t *a)
+{
+    for (int i = 1; i < argc; i++) {
+        long v;
+        if (!strcmp(argv[i], "--engine") && i + 1 < argc)
+            *engine = argv[++i];
+        else if (!strcmp(argv[i], "-e") && i + 1 < argc) {
+            if (cli_parse_bytes(argv[++i], &a->max_bytes) ||
+                a->max_bytes < 64 || a->max_bytes > (1ull << 30))
+                return cli_usage_error("calibrate", "-e must be 64B..1GiB");
+        } else if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+            if (cli_parse_int(argv[++i], 1, 64, &v))
+                return cli_usage_error("calibrate", "-n must be 1..64");
+            a->iters = (int)v;
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            a->out_path = argv[++i];
+        else
+            return cli_usage_error("calibrate", "unknown option '%s'", argv[i]);
+    }
+    return 0;
+}
+
 int cli_calibrate_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "herd calibrate: not available yet in this version\n");
-    return 2;
+    if (cli_wants_help(argc, argv, usage))
+        return 0;
+    const char *engine = "tcp";
+    cal_args_t a = {.max_bytes = 16u << 20, .iters = 5};
+    int rc = parse(argc, argv, &engine, &a);
+    if (rc)
+        return rc;
+    if (!strcmp(engine, "sim"))
+        return cli_usage_error("calibrate", "measures a real engine: use "
+                               "--engine tcp or nccl");
+    herd_init_t init = {.backend = engine, .timeout_s = 120};
+    herd_comm_t *w = NULL;
+    herd_status_t st = herd_comm_create(&init, &w);
+    if (st != HERD_OK) {
+        fprintf(stderr, "herd calibrate: cannot start the %s engine: %s "
+                "(run under herd launch or herd testbed run)\n", engine,
+                herd_status_string(st));
+        return 1;
+    }
+    int p = herd_comm_size(w), me = herd_comm_rank(w);
+    if (p < 2) {
+        herd_comm_destroy(w);
+        return cli_usage_error("calibrate", "needs at least 2 ranks");
+    }
+    rc = cal_main(w, &a);
+    herd_comm_destroy(w);
+    if (rc || me != 0)
+        return rc;
+    FILE *out = a.out_path ? fopen(a.out_path, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, "herd calibrate: cannot write %s\n", a.out_path);
+        return 1;
+    }
+    report(&a, out, stderr, p);
+    if (out != stdout)
+        fclose(out);
+    return 0;
 }
