@@ -1,7 +1,7 @@
 /* tests/sim_closed.c - without contention the simulator agrees with the
  * closed forms to the nanosecond: ring all-reduce (one node, and across
  * nodes), pipelined ring broadcast, the local reduction cost, recursive
- * halving-doubling when core/ implements it. Expected values
+ * halving-doubling and double binary tree. Expected values
  * are computed here from the cluster parameters, with the network model's
  * documented rounding: a transfer of b bytes at bandwidth B takes
  * ceil(b * 1e9 / B) ns, latencies round to the nearest ns, and a local
@@ -155,6 +155,21 @@ START_TEST(rhd_all_reduce)
 }
 END_TEST
 
+START_TEST(tree_all_reduce_two_ranks)
+{
+    if (!core_sched_supports(HERD_ALGO_TREE, HERD_COLL_ALL_REDUCE))
+        return; /* not implemented in core/ yet */
+    /* two channels, one per tree: each half goes up its tree's one edge
+     * and comes back down, the two trees in opposite directions */
+    herd_sim_opts_t o;
+    cluster(&o, 1, 2);
+    closed_t k = {HERD_COLL_ALL_REDUCE, HERD_ALGO_TREE, 1 << 16, 2, 64u << 20};
+    double half = 4.0 * (double)k.count / 2;
+    uint64_t want = 2 * (tx(half, 370e9) + lat(1e-6));
+    ck_assert_uint_eq(simulate(&o, &k), want);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_closed");
@@ -164,6 +179,7 @@ int main(void)
     tcase_add_test(t, ring_all_reduce_reduction_cost);
     tcase_add_test(t, ring_broadcast_pipelined);
     tcase_add_test(t, rhd_all_reduce);
+    tcase_add_test(t, tree_all_reduce_two_ranks);
     suite_add_tcase(s, t);
     return tu_run_suite(s);
 }
