@@ -19,8 +19,8 @@ uint64_t net_tx_ns(double bytes, double bw)
     x -= x * 1e-12; /* noise above an exact integer must not add 1 ns */
     if (!(x > 0))
         return 0;
-    if (x >= 1.8e19)
-        return NET_NEVER - 1;
+    if (x >= 0x1p62) /* 146 years: keeps t + tx from wrapping */
+        return (uint64_t)1 << 62;
     return (uint64_t)ceil(x);
 }
 

@@ -22,6 +22,13 @@ static int bad_num(double x, double min)
     return !(isfinite(x) && x >= min);
 }
 
+/* Latencies up to a million seconds keep every time sum far from the
+ * 64-bit ns limit. */
+static int bad_lat(double x)
+{
+    return bad_num(x, 0) || x > 1e6;
+}
+
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
         if (!(cond)) {                                                         \
@@ -46,12 +53,15 @@ static herd_status_t check_cluster(const herd_cluster_t *c, char *err,
     CHECK(!bad_num(c->inter.bandwidth, 0) && c->inter.bandwidth > 0,
           "cluster.inter.bandwidth must be > 0 bytes/s (got %g)",
           c->inter.bandwidth);
-    CHECK(!bad_num(c->intra.latency, 0),
-          "cluster.intra.latency must be >= 0 s (got %g)", c->intra.latency);
-    CHECK(!bad_num(c->inter.latency, 0),
-          "cluster.inter.latency must be >= 0 s (got %g)", c->inter.latency);
-    CHECK(!bad_num(c->spine_latency, 0),
-          "cluster.spine_latency must be >= 0 s (got %g)", c->spine_latency);
+    CHECK(!bad_lat(c->intra.latency),
+          "cluster.intra.latency must be in 0..1e6 s (got %g)",
+          c->intra.latency);
+    CHECK(!bad_lat(c->inter.latency),
+          "cluster.inter.latency must be in 0..1e6 s (got %g)",
+          c->inter.latency);
+    CHECK(!bad_lat(c->spine_latency),
+          "cluster.spine_latency must be in 0..1e6 s (got %g)",
+          c->spine_latency);
     CHECK(c->nics_per_node >= 0 && c->nics_per_node <= 1024,
           "cluster.nics_per_node must be in 0..1024 (got %d)",
           c->nics_per_node);
@@ -93,8 +103,8 @@ static herd_status_t check_overrides(const herd_sim_opts_t *o, int w, char *err,
         CHECK(l->a != l->b, "links[%zu]: a and b are both rank %d", i, l->a);
         CHECK(!bad_num(l->bw_factor, 0),
               "links[%zu].bw_factor must be >= 0 (got %g)", i, l->bw_factor);
-        CHECK(!bad_num(l->extra_latency, 0),
-              "links[%zu].extra_latency must be >= 0 s (got %g)", i,
+        CHECK(!bad_lat(l->extra_latency),
+              "links[%zu].extra_latency must be in 0..1e6 s (got %g)", i,
               l->extra_latency);
     }
     return HERD_OK;

@@ -700,6 +700,11 @@ START_TEST(invalid_input)
     ck_assert_int_eq(sim_net_check_opts(&o, 0, err, sizeof(err)),
                      HERD_ERR_INVALID_ARG);
     opts_flat(&o, 2, 2);
+    o.cluster.inter.latency = 1e300;
+    ck_assert_int_eq(sim_net_check_opts(&o, 0, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(err, "cluster.inter.latency"));
+    opts_flat(&o, 2, 2);
     ck_assert_int_eq(sim_net_check_opts(&o, 5, err, sizeof(err)),
                      HERD_ERR_INVALID_ARG);
     ck_assert_ptr_nonnull(strstr(err, "world_size 5"));
@@ -738,6 +743,11 @@ START_TEST(invalid_input)
                      HERD_ERR_INVALID_ARG);
     run(r);
     ck_assert_int_eq(r->nev, 2);
+    /* an absurd size saturates instead of wrapping around */
+    flow(r, 2000, 2, 3, 0, UINT64_MAX, 8);
+    run(r);
+    ck_assert_uint_gt(r->sent[8], 2000);
+    ck_assert_uint_eq(r->deliv[8], r->sent[8] + 500);
     rec_free(r);
 }
 END_TEST
