@@ -10,6 +10,7 @@
  * never by recursion. With real buffers the data moves and reduces too. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/reduce.h"
 #include "sim/sim.h"
@@ -18,13 +19,23 @@
 
 enum { XS_IDLE, XS_STARTED, XS_DONE };
 
+/* Everything the executor touches per step, in one 32-byte record: the
+ * schedule's own steps (48 bytes, plus dependency lists) are dropped
+ * after conversion unless real buffers need their offsets. */
 typedef struct sim_xstep {
+    uint64_t count; /* elements */
+    int32_t peer;
     uint32_t wait;      /* deps not done + connection predecessor unstarted */
     uint32_t conn_next; /* next step on the same connection */
     uint32_t k;         /* index of this step on its connection */
-    uint8_t state;
-    uint8_t arrived; /* receives: the message is here */
+    uint32_t rdep_off;  /* dependents: rdeps[rdep_off .. next's rdep_off) */
+    uint16_t channel;
+    uint8_t kind;
+    uint8_t flags; /* XS_STATE_MASK: state; XS_ARRIVED */
 } sim_xstep_t;
+
+#define XS_STATE_MASK 3
+#define XS_ARRIVED 4
 
 struct sim_exec {
     sim_world_t *w;
@@ -32,9 +43,10 @@ struct sim_exec {
     int member;
     sim_req_t *req;
     sim_rank_t *rank;
-    core_sched_t s;
-    sim_xstep_t *xs;
-    uint32_t *rdep_off, *rdeps;  /* who depends on each step (CSR) */
+    core_sched_t s; /* kept with real buffers only */
+    uint32_t nsteps;
+    sim_xstep_t *xs; /* nsteps + 1 (sentinel rdep_off) */
+    uint32_t *rdeps;
     sim_htab_t conns;            /* (channel, peer) -> receive conn + 1 */
     uint32_t *crecv_off, *crecv; /* per receive conn: its steps in order */
     uint32_t nconns;
@@ -46,6 +58,35 @@ struct sim_exec {
     void **payload;
     herd_status_t err;
 };
+
+static int xs_state(const sim_xstep_t *x)
+{
+    return x->flags & XS_STATE_MASK;
+}
+
+static void xs_set_state(sim_xstep_t *x, int st)
+{
+    x->flags = (uint8_t)((x->flags & ~XS_STATE_MASK) | st);
+}
+
+/* Large per-exec arrays live in huge pages where the kernel allows it: a
+ * big run touches them in many places at once and TLB misses dominate. */
+static void hint_huge(void *p, size_t n)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+static void *big_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+    if (p && n * size >= ((size_t)4 << 20))
+        hint_huge(p, n * size);
+    return p;
+}
 
 sim_req_t *sim_exec_req(const sim_exec_t *x)
 {
@@ -62,13 +103,12 @@ void sim_exec_destroy(sim_exec_t *x)
     if (!x)
         return;
     if (x->payload) {
-        for (uint32_t i = 0; i < x->s.nsteps; i++)
+        for (uint32_t i = 0; i < x->nsteps; i++)
             free(x->payload[i]);
         free(x->payload);
     }
     core_sched_fini(&x->s);
     free(x->xs);
-    free(x->rdep_off);
     free(x->rdeps);
     sim_htab_fini(&x->conns);
     free(x->crecv_off);
@@ -77,32 +117,37 @@ void sim_exec_destroy(sim_exec_t *x)
     free(x);
 }
 
-static herd_status_t build_rdeps(sim_exec_t *x)
+/* Copies what the executor needs from the schedule and inverts the
+ * dependency lists (who waits for each step, as CSR offsets). */
+static herd_status_t build_steps(sim_exec_t *x, const core_sched_t *s)
 {
-    const core_sched_t *s = &x->s;
-    x->rdep_off = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
-    x->rdeps = malloc(((size_t)s->ndeps + 1) * sizeof(uint32_t));
-    if (!x->rdep_off || !x->rdeps)
+    x->xs = big_calloc((size_t)s->nsteps + 1, sizeof(*x->xs));
+    x->rdeps = big_calloc((size_t)s->ndeps + 1, sizeof(uint32_t));
+    if (!x->xs || !x->rdeps)
         return HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < s->nsteps; i++) {
         const core_step_t *st = &s->steps[i];
-        x->xs[i].wait += st->ndeps;
+        sim_xstep_t *xs = &x->xs[i];
+        xs->count = st->count;
+        xs->peer = st->peer;
+        xs->channel = st->channel;
+        xs->kind = st->kind;
+        xs->wait += st->ndeps;
         for (uint32_t j = 0; j < st->ndeps; j++)
-            x->rdep_off[s->deps[st->dep_off + j] + 1]++;
+            x->xs[s->deps[st->dep_off + j] + 1].rdep_off++;
     }
     for (uint32_t i = 0; i < s->nsteps; i++)
-        x->rdep_off[i + 1] += x->rdep_off[i];
-    uint32_t *fill = calloc((size_t)s->nsteps + 1, sizeof(uint32_t));
-    if (!fill)
-        return HERD_ERR_NO_MEMORY;
+        x->xs[i + 1].rdep_off += x->xs[i].rdep_off;
+    /* fill using each target's running count in `k` (reset below) */
     for (uint32_t i = 0; i < s->nsteps; i++) {
         const core_step_t *st = &s->steps[i];
         for (uint32_t j = 0; j < st->ndeps; j++) {
-            uint32_t d = s->deps[st->dep_off + j];
-            x->rdeps[x->rdep_off[d] + fill[d]++] = i;
+            sim_xstep_t *d = &x->xs[s->deps[st->dep_off + j]];
+            x->rdeps[d->rdep_off + d->k++] = i;
         }
     }
-    free(fill);
+    for (uint32_t i = 0; i < s->nsteps; i++)
+        x->xs[i].k = 0;
     return HERD_OK;
 }
 
@@ -110,12 +155,11 @@ static herd_status_t build_rdeps(sim_exec_t *x)
  * connections for delivery lookups. */
 static herd_status_t build_conns(sim_exec_t *x)
 {
-    const core_sched_t *s = &x->s;
     sim_htab_t last = {0};
     herd_status_t st = HERD_OK;
-    for (uint32_t i = 0; i < s->nsteps && st == HERD_OK; i++) {
-        const core_step_t *p = &s->steps[i];
-        x->xs[i].conn_next = XS_NONE;
+    for (uint32_t i = 0; i < x->nsteps && st == HERD_OK; i++) {
+        sim_xstep_t *p = &x->xs[i];
+        p->conn_next = XS_NONE;
         if (p->kind == CORE_STEP_COPY)
             continue;
         int recv = p->kind != CORE_STEP_SEND;
@@ -123,8 +167,8 @@ static herd_status_t build_conns(sim_exec_t *x)
         uintptr_t prev = (uintptr_t)sim_htab_get(&last, key);
         if (prev) {
             x->xs[prev - 1].conn_next = i;
-            x->xs[i].wait++;
-            x->xs[i].k = x->xs[prev - 1].k + 1;
+            p->wait++;
+            p->k = x->xs[prev - 1].k + 1;
         } else if (recv) {
             st = sim_htab_put(&x->conns, conn_key(p->channel, p->peer),
                               (void *)(uintptr_t)(++x->nconns));
@@ -136,29 +180,29 @@ static herd_status_t build_conns(sim_exec_t *x)
     return st;
 }
 
+static int is_recv(const sim_xstep_t *p)
+{
+    return p->kind == CORE_STEP_RECV || p->kind == CORE_STEP_RECV_REDUCE;
+}
+
 static herd_status_t build_recv_index(sim_exec_t *x)
 {
-    const core_sched_t *s = &x->s;
     x->crecv_off = calloc((size_t)x->nconns + 1, sizeof(uint32_t));
-    x->crecv = malloc(((size_t)s->nsteps + 1) * sizeof(uint32_t));
+    x->crecv = big_calloc((size_t)x->nsteps + 1, sizeof(uint32_t));
     if (!x->crecv_off || !x->crecv)
         return HERD_ERR_NO_MEMORY;
-    for (uint32_t i = 0; i < s->nsteps; i++) {
-        const core_step_t *p = &s->steps[i];
-        if (p->kind == CORE_STEP_RECV || p->kind == CORE_STEP_RECV_REDUCE) {
-            uintptr_t c = (uintptr_t)sim_htab_get(
-                &x->conns, conn_key(p->channel, p->peer));
-            x->crecv_off[c]++;
-        }
-    }
+    for (uint32_t i = 0; i < x->nsteps; i++)
+        if (is_recv(&x->xs[i]))
+            x->crecv_off[(uintptr_t)sim_htab_get(
+                &x->conns, conn_key(x->xs[i].channel, x->xs[i].peer))]++;
     for (uint32_t c = 0; c < x->nconns; c++)
         x->crecv_off[c + 1] += x->crecv_off[c];
-    for (uint32_t i = 0; i < s->nsteps; i++) {
-        const core_step_t *p = &s->steps[i];
-        if (p->kind == CORE_STEP_RECV || p->kind == CORE_STEP_RECV_REDUCE) {
+    for (uint32_t i = 0; i < x->nsteps; i++) {
+        const sim_xstep_t *p = &x->xs[i];
+        if (is_recv(p)) {
             uintptr_t c = (uintptr_t)sim_htab_get(
                 &x->conns, conn_key(p->channel, p->peer));
-            x->crecv[x->crecv_off[c - 1] + x->xs[i].k] = i;
+            x->crecv[x->crecv_off[c - 1] + p->k] = i;
         }
     }
     return HERD_OK;
@@ -174,7 +218,7 @@ static herd_status_t setup_buffers(sim_exec_t *x, const sim_req_t *req)
         a->sendbuf ? core_coll_send_count(a->coll, a->count, p) : 0;
     x->buflen[CORE_BUF_OUT] =
         a->recvbuf ? core_coll_recv_count(a->coll, a->count, p) : 0;
-    x->buflen[CORE_BUF_SCRATCH] = x->s.scratch_count;
+    x->buflen[CORE_BUF_SCRATCH] = x->s.scratch_count; /* real only */
     if (!x->real)
         return HERD_OK;
     if (x->s.scratch_count) {
@@ -182,7 +226,7 @@ static herd_status_t setup_buffers(sim_exec_t *x, const sim_req_t *req)
         if (!x->buf[CORE_BUF_SCRATCH])
             return HERD_ERR_NO_MEMORY;
     }
-    x->payload = calloc((size_t)x->s.nsteps + 1, sizeof(void *));
+    x->payload = calloc((size_t)x->nsteps + 1, sizeof(void *));
     return x->payload ? HERD_OK : HERD_ERR_NO_MEMORY;
 }
 
@@ -198,15 +242,16 @@ herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
     x->member = member;
     x->req = req;
     x->rank = &w->ranks[sim_inst_world_rank(inst, member)];
-    x->s = *sched; /* taken over */
-    memset(sched, 0, sizeof(*sched));
     x->esize = herd_dtype_size(inst->args.dtype);
     x->real = w->opts.real_buffers != 0;
-    x->nleft = x->s.nsteps;
-    x->xs = calloc((size_t)x->s.nsteps + 1, sizeof(*x->xs));
-    herd_status_t st = x->xs ? HERD_OK : HERD_ERR_NO_MEMORY;
-    if (st == HERD_OK)
-        st = build_rdeps(x);
+    x->nsteps = x->nleft = sched->nsteps;
+    herd_status_t st = build_steps(x, sched);
+    if (x->real) {
+        x->s = *sched; /* taken over: offsets and buffers */
+        memset(sched, 0, sizeof(*sched));
+    } else {
+        core_sched_fini(sched);
+    }
     if (st == HERD_OK)
         st = build_conns(x);
     if (st == HERD_OK)
@@ -280,8 +325,8 @@ static void complete(sim_exec_t *x, uint32_t step)
 {
     if (x->rank->state == SIM_RANK_DEAD)
         return;
-    x->xs[step].state = XS_DONE;
-    for (uint32_t j = x->rdep_off[step]; j < x->rdep_off[step + 1]; j++)
+    xs_set_state(&x->xs[step], XS_DONE);
+    for (uint32_t j = x->xs[step].rdep_off; j < x->xs[step + 1].rdep_off; j++)
         release(x, x->rdeps[j]);
     if (--x->nleft == 0)
         finish(x); /* frees x */
@@ -315,7 +360,7 @@ static void apply_recv(sim_exec_t *x, uint32_t step)
  * reduction later. */
 static void recv_ready(sim_exec_t *x, uint32_t step)
 {
-    const core_step_t *p = &x->s.steps[step];
+    const sim_xstep_t *p = &x->xs[step];
     if (x->real)
         apply_recv(x, step);
     double bw = x->w->opts.cluster.reduce_bw;
@@ -332,7 +377,7 @@ static void recv_ready(sim_exec_t *x, uint32_t step)
 static void start_send(sim_exec_t *x, uint32_t step)
 {
     sim_world_t *w = x->w;
-    const core_step_t *p = &x->s.steps[step];
+    const sim_xstep_t *p = &x->xs[step];
     sim_flow_t *f = sim_flow_get(w);
     if (!f) {
         x->err = HERD_ERR_NO_MEMORY;
@@ -343,13 +388,14 @@ static void start_send(sim_exec_t *x, uint32_t step)
     f->src = x->member;
     f->dst = p->peer;
     f->step = step;
-    f->k = x->xs[step].k;
+    f->k = p->k;
     f->channel = p->channel;
     f->sx = x;
     f->inst = x->inst;
     f->payload = NULL;
     if (x->real) {
-        uint8_t *src = range(x, p->src_buf, p->src_off, p->count);
+        const core_step_t *q = &x->s.steps[step];
+        uint8_t *src = range(x, q->src_buf, q->src_off, q->count);
         f->payload = malloc(p->count * x->esize + 1);
         if (src && f->payload)
             memcpy(f->payload, src, p->count * x->esize);
@@ -371,21 +417,21 @@ static void start(sim_exec_t *x, uint32_t step)
     if (frozen(x))
         return;
     sim_xstep_t *xs = &x->xs[step];
-    xs->state = XS_STARTED;
+    xs_set_state(xs, XS_STARTED);
     if (xs->conn_next != XS_NONE)
         release(x, xs->conn_next);
-    const core_step_t *p = &x->s.steps[step];
-    switch (p->kind) {
+    switch (xs->kind) {
     case CORE_STEP_SEND:
         start_send(x, step);
         break;
     case CORE_STEP_RECV:
     case CORE_STEP_RECV_REDUCE:
-        if (xs->arrived)
+        if (xs->flags & XS_ARRIVED)
             recv_ready(x, step);
         break;
     default:
         if (x->real) {
+            const core_step_t *p = &x->s.steps[step];
             uint8_t *s = range(x, p->src_buf, p->src_off, p->count);
             uint8_t *d = range(x, p->dst_buf, p->dst_off, p->count);
             if (s && d && s != d)
@@ -397,13 +443,13 @@ static void start(sim_exec_t *x, uint32_t step)
 
 void sim_exec_start(sim_world_t *w, sim_exec_t *x)
 {
-    if (x->s.nsteps == 0) {
+    if (x->nsteps == 0) {
         finish(x);
         return;
     }
     /* The work list is a stack: push in reverse so steps start in
      * schedule order. */
-    for (uint32_t i = x->s.nsteps; i-- > 0;)
+    for (uint32_t i = x->nsteps; i-- > 0;)
         if (x->xs[i].wait == 0)
             push_work(w, x, i);
 }
@@ -426,11 +472,11 @@ void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, int src, int channel,
         return;
     }
     uint32_t step = x->crecv[x->crecv_off[c - 1] + k];
-    x->xs[step].arrived = 1;
+    x->xs[step].flags |= XS_ARRIVED;
     if (x->real)
         x->payload[step] = payload;
     else
         free(payload);
-    if (x->xs[step].state == XS_STARTED && !frozen(x))
+    if (xs_state(&x->xs[step]) == XS_STARTED && !frozen(x))
         recv_ready(x, step);
 }
