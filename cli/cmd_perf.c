@@ -28,7 +28,8 @@ static const char usage[] =
     "                        all_gather, gather, scatter, reduce_scatter,\n"
     "                        all_to_all\n"
     "  --algo A              auto (default), ring, tree, rhd, direct,\n"
-    "                        binomial, hier\n"
+    "                        binomial, hier, nccl (NCCL's own; on sim its\n"
+    "                        model: docs/nccl-model.md)\n"
     "  -b, --minbytes B      smallest size (default 32MiB)\n"
     "  -e, --maxbytes B      largest size (default 32MiB)\n"
     "  -f, --stepfactor F    multiply the size by F (default 2)\n"
@@ -194,7 +195,7 @@ static int validate(perf_args_t *a)
         (p->maxbytes - p->minbytes) / p->stepbytes > 100000)
         return cli_usage_error("perf", "more than 100000 sizes: use a "
                                        "larger -i or -f");
-    if (!core_sched_supports(p->algo, p->coll))
+    if (p->algo != HERD_ALGO_NCCL && !core_sched_supports(p->algo, p->coll))
         return cli_usage_error("perf", "algorithm %s does not implement %s",
                                herd_algo_name(p->algo),
                                herd_coll_name(p->coll));

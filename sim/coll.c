@@ -58,6 +58,8 @@ static herd_algo_t resolve_algo(const sim_comm_t *c, const core_coll_args_t *a)
 {
     if (a->algo != HERD_ALGO_AUTO)
         return a->algo;
+    if (c->w->opts.nccl_model) /* AUTO means NCCL (sim/nccl_model.c) */
+        return HERD_ALGO_NCCL;
     uint64_t bytes = a->count * herd_dtype_size(a->dtype);
     return core_sched_pick(a->coll, c->base.size, bytes);
 }
@@ -67,7 +69,7 @@ static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
 {
     int p = c->base.size;
     herd_algo_t algo = resolve_algo(c, a);
-    if (!core_sched_supports(algo, a->coll))
+    if (algo != HERD_ALGO_NCCL && !core_sched_supports(algo, a->coll))
         return core_comm_error(&c->base, HERD_ERR_UNSUPPORTED,
                                "%s: algorithm %s does not implement it",
                                herd_coll_name(a->coll), herd_algo_name(algo));
@@ -146,7 +148,11 @@ static herd_status_t lower(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
                            .ranks_per_node =
                                inst->world_ranks ? 0 : w->gpus_per_node};
     memset(s, 0, sizeof(*s));
-    herd_status_t st = core_sched_lower(&d, s);
+    /* Algorithm "nccl": NCCL's choice, channels and chunking lowered by
+     * the NCCL model (sim/nccl_model.c). */
+    herd_status_t st = inst->algo == HERD_ALGO_NCCL
+                           ? sim_nccl_lower(w, inst, c->base.rank, s)
+                           : core_sched_lower(&d, s);
     if (st != HERD_OK)
         return core_comm_error(
             &c->base, st, "%s: lowering with algorithm %s failed (%s)",

@@ -364,8 +364,14 @@ static void recv_ready(sim_exec_t *x, uint32_t step)
     if (x->real)
         apply_recv(x, step);
     double bw = x->w->opts.cluster.reduce_bw;
-    if (p->kind == CORE_STEP_RECV_REDUCE && bw > 0 && p->count > 0) {
-        double ns = (double)(p->count * x->esize) * 1e9 / bw;
+    /* NCCL model: the protocol's latency per hop (0 for other algorithms;
+     * sim/nccl_model.c) */
+    double hop = (double)x->inst->nccl.hop_ns;
+    if ((p->kind == CORE_STEP_RECV_REDUCE && bw > 0 && p->count > 0) ||
+        hop > 0) {
+        double ns = hop;
+        if (p->kind == CORE_STEP_RECV_REDUCE && bw > 0)
+            ns += (double)(p->count * x->esize) * 1e9 / bw;
         uint64_t t = x->w->now + (uint64_t)(ns + 0.5);
         if (t > x->w->now &&
             sim_push(x->w, t, SIM_EV_STEP_DONE, step, x) == HERD_OK)
@@ -402,8 +408,10 @@ static void start_send(sim_exec_t *x, uint32_t step)
     }
     x->inst->inflight++;
     int to = sim_inst_world_rank(x->inst, p->peer);
-    if (sim_net_flow_start(w->net, w->now, x->rank->id, to, p->channel,
-                           p->count * x->esize, f) != HERD_OK) {
+    /* NCCL model: bytes on the wire under the protocol (LL, LL128) */
+    uint64_t bytes = sim_nccl_wire_bytes(&x->inst->nccl, p->count * x->esize);
+    if (sim_net_flow_start(w->net, w->now, x->rank->id, to, p->channel, bytes,
+                           f) != HERD_OK) {
         x->inst->inflight--;
         free(f->payload);
         sim_flow_put(w, f);

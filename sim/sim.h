@@ -20,6 +20,7 @@
 #include "core/sched.h"
 #include "sim/diag.h"
 #include "sim/net.h"
+#include "sim/nccl_model.h"
 
 /* ---- contexts (sim/ctx.c) ---- */
 typedef struct sim_ctx {
@@ -299,6 +300,8 @@ struct sim_inst {
     uint32_t inflight; /* flows that still reference it */
     int timeout_queued, in_table;
     sim_inst_t *next_all, *prev_all;
+    sim_nccl_plan_t nccl; /* algorithm "nccl": NCCL's choice and protocol
+                             effects (sim/nccl_model.c); zero otherwise */
 };
 
 int sim_inst_world_rank(const sim_inst_t *inst, int member);

@@ -80,6 +80,8 @@ typedef struct herd_sim_opts {
     const herd_fault_t *faults;        size_t nfaults;
     int real_buffers;      /* 1: allocate and compute results */
     size_t stack_bytes;    /* per-rank context stack; 0: default */
+    int nccl_model;        /* 1: algorithm AUTO runs the NCCL model (as
+                              algorithm "nccl"; sim/nccl_model.h) */
 } herd_sim_opts_t;
 
 void herd_sim_opts_init(herd_sim_opts_t *opts);
