@@ -22,7 +22,8 @@ static const char usage[] =
     "DDP model) on the simulator in virtual time, prints a summary (and\n"
     "the diagnosis of a hang) and writes into DIR (default out/<name>):\n"
     "timeline.json (Chrome trace: open in ui.perfetto.dev), timeline.tsv,\n"
-    "gantt.png/.svg, and for sweeps sweep.tsv and busbw.png/.svg.\n"
+    "gantt.png/.svg, scenario.yaml (the effective scenario, after --set),\n"
+    "and for sweeps sweep.tsv and busbw.png/.svg.\n"
     "--set overrides any scenario key (cluster.nodes=16, seed=3, ...).\n"
     "Exit: 0 ok, 1 the run failed or hung, 2 bad usage or input.\n";
 
@@ -362,6 +363,19 @@ static int sim_run(trace_scenario_t *sc, trace_timeline_t *tl)
     return st == HERD_ERR_NO_MEMORY ? 2 : st ? 1 : 0;
 }
 
+/* The effective scenario (after --set), so a run can be repeated. */
+static int sim_save_scenario(const trace_scenario_t *sc, const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/scenario.yaml", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "# effective scenario of `herd sim %s`\n", sc->path);
+    herd_status_t st = trace_scenario_write(sc, f);
+    return fclose(f) || st ? -1 : 0;
+}
+
 static int sim_main(const sim_args_t *a, trace_scenario_t *sc)
 {
     char dir[4096], title[512];
@@ -386,6 +400,9 @@ static int sim_main(const sim_args_t *a, trace_scenario_t *sc)
         return 2;
     }
     sim_header(sc);
+    if (sim_save_scenario(sc, dir))
+        fprintf(stderr, "herd sim: note: could not record %s/scenario.yaml\n",
+                dir);
     int rc = sim_run(sc, tl);
     if (rc != 2) {
         cli_sim_print_kinds(tl, stdout);

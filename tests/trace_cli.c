@@ -79,6 +79,11 @@ START_TEST(test_sim_straggler)
     ck_assert_uint_gt(check_chrome(path), 100);
     snprintf(path, sizeof(path), "%s/timeline.tsv", dir);
     ck_assert_int_eq(access(path, R_OK), 0);
+    /* the effective scenario is recorded and loads again */
+    snprintf(path, sizeof(path), "%s/scenario.yaml", dir);
+    char *chk = run("%s check %s%s", path, "", &rc);
+    ck_assert_msg(rc == 0 && strstr(chk, "ok (scenario, 16 ranks)"), "%s", chk);
+    free(chk);
     if (strstr(out, "gantt.png")) {
         snprintf(path, sizeof(path), "%s/gantt.png", dir);
         ck_assert(file_starts_with(path, "\x89PNG", 4));

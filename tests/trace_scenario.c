@@ -63,6 +63,7 @@ static const char *full_yaml =
     "  topology: fattree\n"
     "  oversubscription: 2\n"
     "  nodes_per_leaf: 2\n"
+    "  spine_latency: 2us\n"
     "collectives:\n"
     "  algorithm: ring\n"
     "  algorithms: {broadcast: tree}\n"
@@ -93,6 +94,26 @@ static const char *full_yaml =
     "timeout: 30s\n"
     "seed: 42\n";
 
+/* How the writer spells full_yaml's cluster (the golden text). */
+static const char *golden_cluster =
+    "name: full\n"
+    "cluster:\n"
+    "  nodes: 4\n"
+    "  gpus_per_node: 8\n"
+    "  intra: {bandwidth: 370GB/s, latency: 1us}\n"
+    "  inter: {bandwidth: 50GB/s, latency: 5us}\n"
+    "  nics_per_node: 4\n"
+    "  topology: fattree\n"
+    "  spine_latency: 2us\n"
+    "  oversubscription: 2\n"
+    "  nodes_per_leaf: 2\n"
+    "collectives:\n"
+    "  algorithms: {all_reduce: ring, broadcast: tree, reduce: ring, "
+    "all_gather: ring, reduce_scatter: ring, barrier: ring}\n"
+    "  channels: 2\n"
+    "  chunk: 524288B\n"
+    "  reduce_bandwidth: 200GB/s\n";
+
 START_TEST(test_full)
 {
     char err[512] = "";
@@ -110,6 +131,9 @@ START_TEST(test_full)
     ck_assert(sc->sim.cluster.oversub == 2);
     ck_assert_int_eq(sc->algo[HERD_COLL_ALL_REDUCE], HERD_ALGO_RING);
     ck_assert_int_eq(sc->algo[HERD_COLL_BROADCAST], HERD_ALGO_TREE);
+    /* ring does not implement all_to_all: it keeps auto */
+    ck_assert_int_eq(sc->algo[HERD_COLL_ALL_TO_ALL], HERD_ALGO_AUTO);
+    ck_assert_int_eq(sc->algo[HERD_COLL_SEND], HERD_ALGO_AUTO);
     ck_assert_int_eq(sc->channels, 2);
     ck_assert_uint_eq(sc->chunk_bytes, 512 * 1024);
     ck_assert_int_eq(sc->wl_kind, TRACE_WL_SWEEP);
@@ -131,6 +155,63 @@ START_TEST(test_full)
     ck_assert_int_eq(sc->sim.faults[1].at_step, 3);
     ck_assert(sc->timeout_s == 30);
     ck_assert_uint_eq(sc->sim.seed, 42);
+    trace_scenario_destroy(sc);
+}
+END_TEST
+
+static char *dump(const trace_scenario_t *sc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(trace_scenario_write(sc, f), 0);
+    fclose(f);
+    return buf;
+}
+
+START_TEST(test_write_round_trip)
+{
+    char err[512] = "";
+    trace_scenario_t *sc = NULL, *back = NULL;
+    ck_assert_int_eq(trace_scenario_load_string(full_yaml, "full.yaml", &sc,
+                                                err, sizeof(err)),
+                     0);
+    char *text = dump(sc);
+    ck_assert_msg(trace_scenario_load_string(text, "dump.yaml", &back, err,
+                                             sizeof(err)) == 0,
+                  "%s\n%s", err, text);
+    char *again = dump(back);
+    ck_assert_str_eq(text, again);
+    ck_assert(memcmp(&sc->sim.cluster, &back->sim.cluster,
+                     sizeof(sc->sim.cluster)) == 0);
+    ck_assert(memcmp(sc->algo, back->algo, sizeof(sc->algo)) == 0);
+    ck_assert(sc->sim.faults[0].at_time == back->sim.faults[0].at_time);
+    ck_assert(sc->sim.links[0].extra_latency ==
+              back->sim.links[0].extra_latency);
+    ck_assert(sc->timeout_s == back->timeout_s);
+    ck_assert_msg(strstr(text, golden_cluster), "%s", text);
+    free(again);
+    free(text);
+    trace_scenario_destroy(back);
+    trace_scenario_destroy(sc);
+    /* DDP values come back as written: scalars quoted when needed */
+    const char *ddp = "workload:\n  ddp: {model: \"a: b.json\", hooks: "
+                      "[fp16, {x: 1}], cap: 25}\n";
+    ck_assert_int_eq(
+        trace_scenario_load_string(ddp, "d.yaml", &sc, err, sizeof(err)), 0);
+    text = dump(sc);
+    ck_assert_msg(strstr(text, "    model: \"a: b.json\"\n    hooks: [fp16, "
+                               "{x: 1}]\n    cap: 25\n"),
+                  "%s", text);
+    ck_assert_int_eq(
+        trace_scenario_load_string(text, "d2.yaml", &back, err, sizeof(err)),
+        0);
+    ck_assert_str_eq(trace_scenario_ddp_get(back, "model")->value, "a: b.json");
+    ck_assert_str_eq(trace_scenario_ddp_get(back, "hooks")->value,
+                     "[fp16, {x: 1}]");
+    free(text);
+    trace_scenario_destroy(back);
     trace_scenario_destroy(sc);
 }
 END_TEST
@@ -285,6 +366,7 @@ int main(void)
     tcase_add_test(tc, test_units);
     tcase_add_test(tc, test_full);
     tcase_add_test(tc, test_set);
+    tcase_add_test(tc, test_write_round_trip);
     tcase_add_loop_test(tc, test_bad, 0,
                         (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
     tcase_add_test(tc, test_deep);

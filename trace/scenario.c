@@ -133,7 +133,7 @@ herd_status_t scn_f_map(scn_ctx_t *c, struct fy_node *n, void *base,
 }
 
 herd_status_t scn_ddp_put(trace_scenario_t *sc, const char *key,
-                          const char *value, int line, int col)
+                          const char *value, int line, int col, int flow)
 {
     char *k = strdup(key), *v = strdup(value);
     if (!k || !v)
@@ -142,14 +142,14 @@ herd_status_t scn_ddp_put(trace_scenario_t *sc, const char *key,
         if (!strcmp(sc->ddp[i].key, key)) {
             free(sc->ddp[i].key);
             free(sc->ddp[i].value);
-            sc->ddp[i] = (trace_kv_t){k, v, line, col};
+            sc->ddp[i] = (trace_kv_t){k, v, line, col, flow};
             return HERD_OK;
         }
     trace_kv_t *grown = realloc(sc->ddp, (sc->nddp + 1) * sizeof(*grown));
     if (!grown)
         goto fail;
     sc->ddp = grown;
-    sc->ddp[sc->nddp++] = (trace_kv_t){k, v, line, col};
+    sc->ddp[sc->nddp++] = (trace_kv_t){k, v, line, col, flow};
     return HERD_OK;
 fail:
     free(k);
@@ -164,14 +164,14 @@ static herd_status_t scn_ddp_value(scn_ctx_t *c, const char *key,
     int line = 0, col = 0;
     scn_node_mark(v, &line, &col, 0);
     if (v && fy_node_is_scalar(v))
-        return scn_ddp_put(c->sc, key, fy_node_get_scalar0(v), line, col);
+        return scn_ddp_put(c->sc, key, fy_node_get_scalar0(v), line, col, 0);
     if (!v)
         return scn_error(c, v, "expected a value for ddp.%s", key);
     char *text = fy_emit_node_to_string(v, FYECF_MODE_FLOW_ONELINE |
                                                FYECF_NO_ENDING_NEWLINE);
     if (!text)
         return HERD_ERR_NO_MEMORY;
-    herd_status_t st = scn_ddp_put(c->sc, key, text, line, col);
+    herd_status_t st = scn_ddp_put(c->sc, key, text, line, col, 1);
     free(text);
     return st;
 }
@@ -394,7 +394,8 @@ herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
             return HERD_ERR_PARSE;
         }
         sc->wl_kind = TRACE_WL_DDP;
-        return scn_ddp_put(sc, k, value, 0, 0);
+        return scn_ddp_put(sc, k, value, 0, 0,
+                           value[0] == '[' || value[0] == '{');
     }
     char name[SCN_PATH_MAX + 8];
     snprintf(name, sizeof(name), "--set %s", key);

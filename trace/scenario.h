@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <herd/sim.h>
 #include <herd/types.h>
@@ -41,6 +42,7 @@ typedef struct trace_kv {
     char *key;
     char *value;
     int line, column; /* 1-based place in the file; 0 for --set */
+    int flow;         /* 1: value is a flow sequence/mapping, not a scalar */
 } trace_kv_t;
 
 typedef struct trace_scenario {
@@ -93,6 +95,11 @@ herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
  * after trace_scenario_set. */
 herd_status_t trace_scenario_validate(const trace_scenario_t *sc, char *err,
                                       size_t errlen);
+
+/* Write the scenario as YAML that loads back to the same settings
+ * (units chosen so values are exact; the trace path made absolute).
+ * Used to record the effective scenario of a run (after --set). */
+herd_status_t trace_scenario_write(const trace_scenario_t *sc, FILE *f);
 
 /* The DDP section's value for `key`, or NULL. */
 const trace_kv_t *trace_scenario_ddp_get(const trace_scenario_t *sc,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sched.h"
 #include "trace/scenario_int.h"
 #include "trace/units.h"
 
@@ -265,17 +266,31 @@ SCN_ENUM_FIELD(scn_f_coll, herd_coll_t, scn_coll_parse, SCN_FORM_COLL)
 SCN_ENUM_FIELD(scn_f_dtype, herd_dtype_t, scn_dtype_parse, SCN_FORM_DTYPE)
 SCN_ENUM_FIELD(scn_f_op, herd_op_t, scn_op_parse, SCN_FORM_OP)
 
-/* collectives.algorithm: one algorithm for every collective. */
+/* collectives.algorithm: the algorithm of every collective it implements
+ * (the others keep auto; send/recv have none). AUTO and NCCL (NCCL's own
+ * implementation) apply to all. */
 static herd_status_t scn_f_algo_all(scn_ctx_t *c, struct fy_node *n, void *base,
                                     const scn_field_t *f)
 {
-    int v = 0;
+    int v = 0, k = 0;
     herd_status_t st = scn_enum(c, n, scn_algo_parse, SCN_FORM_ALGO, &v);
     if (st)
         return st;
     herd_algo_t *algo = SCN_DST(base, f, herd_algo_t);
-    for (int i = 0; i < HERD_COLL_COUNT; i++)
-        algo[i] = (herd_algo_t)v;
+    for (int i = 0; i < HERD_COLL_COUNT; i++) {
+        if (i == HERD_COLL_SEND || i == HERD_COLL_RECV)
+            continue;
+        if (v == HERD_ALGO_AUTO || v == HERD_ALGO_NCCL ||
+            core_sched_supports((herd_algo_t)v, (herd_coll_t)i)) {
+            algo[i] = (herd_algo_t)v;
+            k++;
+        }
+    }
+    if (k == 0)
+        return scn_error(c, n,
+                         "algorithm '%s' implements no collective in "
+                         "this build",
+                         herd_algo_name((herd_algo_t)v));
     return HERD_OK;
 }
 
@@ -430,6 +445,7 @@ static const scn_field_t scn_cluster_fields[] = {
     {"oversubscription", scn_f_double, SC(sim.cluster.oversub), NUM(1, 1e6)},
     {"nodes_per_leaf", scn_f_int, SC(sim.cluster.nodes_per_leaf),
      NUM(1, 65536)},
+    {"spine_latency", scn_f_time, SC(sim.cluster.spine_latency), NUM(0, 3600)},
     {NULL, NULL, 0, NOARG}};
 
 static const scn_field_t scn_coll_fields[] = {

@@ -59,7 +59,7 @@ herd_status_t scn_f_ddp(scn_ctx_t *c, struct fy_node *n, void *base,
                         const scn_field_t *f);
 /* Set one DDP key (replacing an earlier value). */
 herd_status_t scn_ddp_put(trace_scenario_t *sc, const char *key,
-                          const char *value, int line, int col);
+                          const char *value, int line, int col, int flow);
 /* Point sc->sim's arrays at the scenario's own. */
 void scn_sync(trace_scenario_t *sc);
 
