@@ -1,6 +1,8 @@
 /* bench/sim_scale.c - how fast the simulator runs big jobs: a ring
  * all_reduce at chunk granularity on N nodes x G GPUs (default 64 x 8 =
- * 512 ranks, 1 GiB, 16 channels, 2 MiB chunks), then 1024 and 4096 ranks.
+ * 512 ranks, 1 GiB, 16 channels, 2 MiB chunks), then 1024 ranks (ring,
+ * 4 channels: the same number of steps) and 4096 ranks (halving-doubling:
+ * a ring's 2(p-1) steps per rank and channel would need ~1e9 steps).
  * Prints wall time, events processed, events per second, peak RSS and the
  * predicted time next to the bandwidth bound 2(p-1)/p * n / B_NIC.
  *
@@ -90,8 +92,12 @@ int main(int argc, char **argv)
     }
     int rc = run(&s);
     s.nodes = 128;
+    s.channels = 4;
     rc |= run(&s);
     s.nodes = 512;
+    s.channels = 1;
+    s.bytes = 16u << 20;
+    s.algo = HERD_ALGO_RHD;
     rc |= run(&s);
     return rc;
 }
