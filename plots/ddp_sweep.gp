@@ -17,7 +17,7 @@ if (ARGC >= 7 && ARG7 eq "log") { set logscale x 2 }
 set grid
 set key top center noenhanced
 set yrange [0:*]
-set label 1 sprintf("best: %g", bx) at bx, by point pt 6 ps 3 lc rgb "red" offset 1.5,1.5 noenhanced
+set label 1 sprintf("best: %g", bx) at bx, by point pt 6 ps 3 lc rgb "red" right offset -1.5,1.5 noenhanced
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 1000,650 noenhanced font ",11"; set output out.".png" }

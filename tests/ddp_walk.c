@@ -176,6 +176,34 @@ START_TEST(test_single_bucket_then_rebuild)
 }
 END_TEST
 
+START_TEST(test_static_graph_rebuilds_later)
+{
+    ddp_cfg_t cfg;
+    ddp_cfg_init(&cfg);
+    cfg.steps = 4;
+    cfg.bucket_cap_mb = 1;
+    cfg.static_graph = 1; /* one bucket at construction, rebuilt later */
+    ddp_job_t *job = make_job(&cfg, "[3,2,1,0]", 2);
+    ck_assert_uint_eq(job->initial.n, 1);
+    ck_assert_ptr_eq(ddp_job_layout(job, 1), &job->initial);
+    ck_assert_ptr_eq(ddp_job_layout(job, 2), &job->rebuilt);
+    rec_t *r = malloc(sizeof(rec_t));
+    int raised;
+    char msg[DDP_ERR_MSG_MAX];
+    walk(job, 0, r, &raised, msg);
+    /* the rebuild comes at the third forward, once */
+    ck_assert_int_eq(count(r, 'b', "rebuild_buckets"), 2);
+    ck_assert_int_gt(find(r, 'b', "rebuild_buckets", 0),
+                     find(r, 'm', "step", 2));
+    ck_assert_int_lt(find(r, 'b', "rebuild_buckets", 0),
+                     find(r, 'c', "forward", 2));
+    /* static_graph: the used-parameter map only in the first iteration */
+    ck_assert_int_eq(count(r, 'a', "unused_map"), 1);
+    free(r);
+    ddp_job_destroy(job);
+}
+END_TEST
+
 START_TEST(test_launch_in_index_order)
 {
     ddp_cfg_t cfg;
@@ -345,6 +373,7 @@ int main(void)
     Suite *s = suite_create("ddp_walk");
     TCase *tc = tcase_create("walk");
     tcase_add_test(tc, test_single_bucket_then_rebuild);
+    tcase_add_test(tc, test_static_graph_rebuilds_later);
     tcase_add_test(tc, test_launch_in_index_order);
     tcase_add_test(tc, test_unused_parameter_raises);
     tcase_add_test(tc, test_no_sync_and_hooks);

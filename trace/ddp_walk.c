@@ -159,7 +159,9 @@ static herd_status_t finalize(walk_t *w, const ddp_buckets_t *bs)
         describe_unused(w, bs);
         return HERD_OK;
     }
-    int map = c->find_unused && !(c->static_graph && w->syncs > 0);
+    /* dynamic_graph_find_unused() || static_graph_first_iteration() */
+    int map = (c->find_unused && !c->static_graph) ||
+              (c->static_graph && w->syncs == 0);
     if (map)
         st = w->ops->all_reduce(w->ctx, w->job->model.nparams, HERD_INT32,
                                 slot_map(w), "unused_map");
