@@ -35,6 +35,8 @@ typedef struct cal_args {
     cal_fit_t intra, inter;
     double ar_bytes, ar_meas, ar_pred; /* ring all_reduce check */
     double beta_duplex; /* bandwidth the ring saw, sending and receiving */
+    int nring;
+    double ring_bytes[CAL_MAX_SIZES], ring_secs[CAL_MAX_SIZES];
     int status;
 } cal_args_t;
 
@@ -149,23 +151,42 @@ static void topology(herd_comm_t *w, cal_args_t *a, char *ids)
     a->ppn = p / (a->nodes ? a->nodes : 1);
 }
 
-/* Ring all_reduce of the largest size, against alpha-beta's closed form
- * 2(p-1)(alpha + n/(p beta)) with the slowest class fitted. */
+/* One ring all_reduce size: mean time over iters (after one warm-up). */
+static double ring_time(herd_comm_t *w, char *buf, uint64_t count, int iters)
+{
+    herd_all_reduce(w, buf, buf, count, HERD_FLOAT32, HERD_SUM, NULL);
+    uint64_t t0 = herd_now(w);
+    for (int i = 0; i < iters; i++)
+        herd_all_reduce(w, buf, buf, count, HERD_FLOAT32, HERD_SUM, NULL);
+    return (herd_now(w) - t0) * 1e-9 / iters;
+}
+
+/* A ring all_reduce sweep (max/64 .. max): the bandwidth collectives see
+ * when every rank sends and receives at once is the slope of time
+ * against 2(p-1)/p * n once the latency term 2(p-1)alpha is taken off
+ * (least squares through the origin). The p2p fit's prediction of the
+ * largest size is kept as a check. */
 static void check_ring(herd_comm_t *w, cal_args_t *a, char *buf)
 {
     int p = herd_comm_size(w);
-    uint64_t count = a->max_bytes / 4 / (uint64_t)p * (uint64_t)p;
-    herd_comm_set_algo(w, HERD_COLL_ALL_REDUCE, HERD_ALGO_RING);
-    herd_all_reduce(w, buf, buf, count, HERD_FLOAT32, HERD_SUM, NULL);
-    uint64_t t0 = herd_now(w);
-    for (int i = 0; i < a->iters; i++)
-        herd_all_reduce(w, buf, buf, count, HERD_FLOAT32, HERD_SUM, NULL);
-    a->ar_meas = (herd_now(w) - t0) * 1e-9 / a->iters;
-    a->ar_bytes = (double)count * 4;
     const cal_fit_t *f = a->inter.have ? &a->inter : &a->intra;
+    double lat = 2.0 * (p - 1) * f->alpha, sxy = 0, sxx = 0;
+    herd_comm_set_algo(w, HERD_COLL_ALL_REDUCE, HERD_ALGO_RING);
+    a->nring = 0;
+    for (uint64_t b = a->max_bytes / 64; b <= a->max_bytes; b *= 4) {
+        uint64_t count = b / 4 / (uint64_t)p * (uint64_t)p;
+        if (count == 0 || a->nring >= CAL_MAX_SIZES)
+            continue;
+        double t = ring_time(w, buf, count, a->iters);
+        double x = 2.0 * (p - 1) / p * (double)count * 4;
+        a->ring_bytes[a->nring] = (double)count * 4;
+        a->ring_secs[a->nring++] = t;
+        sxy += x * (t - lat), sxx += x * x;
+        a->ar_bytes = (double)count * 4;
+        a->ar_meas = t;
+    }
     a->ar_pred = 2.0 * (p - 1) * (f->alpha + a->ar_bytes / p / f->beta);
-    double wire = a->ar_meas - 2.0 * (p - 1) * f->alpha;
-    a->beta_duplex = wire > 0 ? 2.0 * (p - 1) / p * a->ar_bytes / wire : 0;
+    a->beta_duplex = sxy > 0 ? sxx / sxy : 0;
 }
 
 static int cal_main(herd_comm_t *w, void *arg)
@@ -240,8 +261,16 @@ static void report(const cal_args_t *a, FILE *out, FILE *log, int p)
                 a->ar_meas * 1e3, a->ar_pred * 1e3,
                 (a->ar_pred - a->ar_meas) / a->ar_meas * 100);
     if (p > 1)
-        fprintf(log, "# duplex bandwidth seen by the ring: %.3f MB/s\n",
+        fprintf(log, "# duplex bandwidth fitted to the ring sweep: %.3f MB/s\n",
                 a->beta_duplex / 1e6);
+    const cal_fit_t *f = a->inter.have ? &a->inter : &a->intra;
+    for (int i = 0; i < a->nring && a->beta_duplex > 0; i++) {
+        double pred = 2.0 * (p - 1) *
+                      (f->alpha + a->ring_bytes[i] / p / a->beta_duplex);
+        fprintf(log, "#   ring %10.0f B  measured %10.3f ms  fit %10.3f ms "
+                "(%+.1f%%)\n", a->ring_bytes[i], a->ring_secs[i] * 1e3,
+                pred * 1e3, (pred - a->ring_secs[i]) / a->ring_secs[i] * 100);
+    }
     fprintf(out, "# herd calibrate: %d ranks, %d node(s) x %d, ping-pong "
             "8 B .. %.0f B\ncluster:\n  nodes: %d\n  gpus_per_node: %d\n",
             p, a->nodes, a->ppn, cls[0]->have ? cls[0]->bytes[cls[0]->nsizes - 1]

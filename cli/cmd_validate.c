@@ -1,12 +1,235 @@
-/* cli/cmd_validate.c - `herd validate`: not built yet (its issue is open). */
+/* cli/cmd_validate.c - `herd validate SCENARIO -o DIR`: the prediction
+ * against measurement loop. The scenario's workload becomes traces; each
+ * is replayed on the simulator (predicted) and on the tcp engine (on the
+ * testbed, or on local processes), compared with `herd compare`, and
+ * summarised in DIR/report.md with per collective, algorithm and size
+ * errors. Calibration first measures the links and feeds the fitted
+ * latency and bandwidth to the simulator. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/validate.h"
+#include "real/testbed/testbed.h"
+#include "trace/scenario.h"
+#include "trace/trace.h"
+
+static const char usage[] =
+    "usage: herd validate SCENARIO -o DIR [--hosts N] [--bandwidth RATE]\n"
+    "         [--nproc N] [--colls C1,C2,...] [--set KEY=VALUE]...\n"
+    "         [--no-calibrate] [--calibrate-bytes B] [--keep-testbed]\n"
+    "         [--timeout S]\n"
+    "Runs SCENARIO's workload on the simulator and on the tcp engine, and\n"
+    "compares them. Real runs use the testbed (as root: N hosts, default\n"
+    "the scenario's world size, links shaped to RATE, default the\n"
+    "scenario's inter bandwidth; a testbed that is already up is reused),\n"
+    "or N local processes with --nproc. A sweep workload is run for each\n"
+    "collective of --colls (default: the scenario's). Calibration (herd\n"
+    "calibrate) runs first unless --no-calibrate. Writes DIR/report.md,\n"
+    "per-workload timelines and compare plots; the last line printed is\n"
+    "the overall median and p95 |error| in percent.\n"
+    "Exit: 0 ok, 1 a run failed, 2 bad usage or input, 77 no testbed here.\n";
+
+int validate_run_self(char *const argv[], const char *log_path)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int parse_opts(int argc, char **argv, vopts_t *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        long v;
+        int more = i + 1 < argc;
+        if (!strcmp(a, "-o") && more)
+            o->out = argv[++i];
+        else if (!strcmp(a, "--hosts") && more) {
+            if (cli_parse_int(argv[++i], 2, TESTBED_MAX_HOSTS, &v))
+                return cli_usage_error("validate", "--hosts must be 2..%d",
+                                       TESTBED_MAX_HOSTS);
+            o->hosts = (int)v;
+        } else if (!strcmp(a, "--nproc") && more) {
+            if (cli_parse_int(argv[++i], 2, 64, &v))
+                return cli_usage_error("validate", "--nproc must be 2..64");
+            o->nproc = (int)v;
+        } else if (!strcmp(a, "--bandwidth") && more) {
+            uint64_t b;
+            const char *s = argv[++i];
+            double m = strstr(s, "bit") || strstr(s, "bps") ? 1 : 8;
+            char num[64];
+            snprintf(num, sizeof(num), "%.*s", (int)strcspn(s, "GgMmKkb"), s);
+            if (cli_parse_bytes(num, &b) || b == 0)
+                return cli_usage_error("validate", "bad --bandwidth '%s' "
+                                       "(e.g. 400Mbit)", s);
+            o->rate_bps = (double)b * m *
+                          (strchr(s, 'G') || strchr(s, 'g')   ? 1e9
+                           : strchr(s, 'M') || strchr(s, 'm') ? 1e6
+                           : strchr(s, 'K') || strchr(s, 'k') ? 1e3
+                                                              : 1);
+        } else if (!strcmp(a, "--calibrate-bytes") && more) {
+            uint64_t b;
+            if (cli_parse_bytes(argv[++i], &b) || b < 64)
+                return cli_usage_error("validate", "bad --calibrate-bytes");
+            snprintf(o->cal_bytes, sizeof(o->cal_bytes), "%s", argv[i]);
+        } else if (!strcmp(a, "--colls") && more)
+            snprintf(o->colls, sizeof(o->colls), "%s", argv[++i]);
+        else if (!strcmp(a, "--set") && more && o->nsets < V_MAX_SETS)
+            o->sets[o->nsets++] = argv[++i];
+        else if (!strcmp(a, "--timeout") && more) {
+            if (cli_parse_double(argv[++i], &o->timeout_s) || o->timeout_s <= 0)
+                return cli_usage_error("validate", "bad --timeout");
+        } else if (!strcmp(a, "--no-calibrate"))
+            o->calibrate = 0;
+        else if (!strcmp(a, "--keep-testbed"))
+            o->keep = 1;
+        else if (a[0] == '-')
+            return cli_usage_error("validate", "unknown option '%s'", a);
+        else if (!o->scenario)
+            o->scenario = a;
+        else
+            return cli_usage_error("validate", "unexpected argument '%s'", a);
+    }
+    if (!o->scenario || !o->out)
+        return cli_usage_error("validate", "needs SCENARIO and -o DIR");
+    return 0;
+}
+
+static herd_status_t load(vopts_t *o, trace_scenario_t **sc_out)
+{
+    char err[1024] = "";
+    trace_scenario_t *sc = NULL;
+    herd_status_t st = trace_scenario_load(o->scenario, &sc, err, sizeof(err));
+    for (int i = 0; st == HERD_OK && i < o->nsets; i++) {
+        char key[256];
+        const char *eq = strchr(o->sets[i], '=');
+        if (!eq) {
+            snprintf(err, sizeof(err), "--set %s: expected KEY=VALUE",
+                     o->sets[i]);
+            st = HERD_ERR_INVALID_ARG;
+            break;
+        }
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - o->sets[i]), o->sets[i]);
+        st = trace_scenario_set(sc, key, eq + 1, err, sizeof(err));
+    }
+    if (st == HERD_OK)
+        st = trace_scenario_validate(sc, err, sizeof(err));
+    if (st != HERD_OK) {
+        fprintf(stderr, "herd validate: %s\n", err);
+        trace_scenario_destroy(sc);
+        return st;
+    }
+    *sc_out = sc;
+    return HERD_OK;
+}
+
+/* Bring up the testbed (or reuse one of the right size). */
+int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
+{
+    char why[256];
+    testbed_cfg_t cur;
+    if (testbed_probe(why, sizeof(why)) != HERD_OK) {
+        fprintf(stderr, "herd validate: %s; use --nproc N for local "
+                "processes\n", why);
+        return 77;
+    }
+    if (testbed_state(&cur) == HERD_OK && cur.hosts == o->world)
+        return 0;
+    testbed_cfg_t cfg;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.hosts = o->world;
+    for (int i = 0; i < cfg.hosts; i++)
+        cfg.rate_bps[i] = o->rate_bps > 0 ? o->rate_bps
+                                          : sc->sim.cluster.inter.bandwidth * 8;
+    for (size_t k = 0; k < sc->nrank_ovr && o->rate_bps <= 0; k++)
+        if (sc->rank_ovr[k].nic_factor > 0)
+            cfg.rate_bps[sc->rank_ovr[k].rank] *= sc->rank_ovr[k].nic_factor;
+    if (testbed_up(&cfg, why, sizeof(why)) != HERD_OK) {
+        fprintf(stderr, "herd validate: testbed: %s\n", why);
+        return 1;
+    }
+    o->testbed_made = 1;
+    return 0;
+}
+
+/* argv for running `cmd...` on the real side (testbed or launcher). */
+int validate_real_argv(const vopts_t *o, const trace_scenario_t *sc,
+                     char **argv, char *slow, size_t slowlen)
+{
+    int n = 0;
+    argv[n++] = "herd";
+    if (o->nproc) {
+        static const char np_flag[] = "--nproc-per-node";
+        argv[n++] = "launch";
+        argv[n++] = "--standalone";
+        argv[n++] = (char *)np_flag;
+        snprintf(slow, slowlen, "%d", o->nproc);
+        argv[n++] = slow;
+    } else {
+        argv[n++] = "testbed";
+        argv[n++] = "run";
+        argv[n++] = "--timeout";
+        argv[n++] = (char *)o->timeout_str;
+        size_t len = 0;
+        for (int r = 0; r < o->world; r++) {
+            double f = 1;
+            for (size_t k = 0; k < sc->nrank_ovr; k++)
+                if (sc->rank_ovr[k].rank == r &&
+                    sc->rank_ovr[k].compute_factor > 0)
+                    f = sc->rank_ovr[k].compute_factor;
+            len += (size_t)snprintf(slow + len, slowlen - len, "%s%g",
+                                    r ? "," : "", f);
+        }
+        argv[n++] = "--slowdown";
+        argv[n++] = slow;
+    }
+    argv[n++] = "--";
+    argv[n++] = (char *)o->self;
+    return n;
+}
 
 int cli_validate_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "herd validate: not available yet in this version\n");
-    return 2;
+    if (cli_wants_help(argc, argv, usage))
+        return 0;
+    vopts_t o = {.calibrate = 1, .timeout_s = 600};
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc;
+    ssize_t len = readlink("/proc/self/exe", o.self, sizeof(o.self) - 1);
+    if (len <= 0)
+        return cli_usage_error("validate", "cannot find the herd binary");
+    o.self[len] = '\0';
+    snprintf(o.timeout_str, sizeof(o.timeout_str), "%g", o.timeout_s);
+    trace_scenario_t *sc = NULL;
+    if (load(&o, &sc) != HERD_OK)
+        return 2;
+    o.world = o.nproc ? o.nproc : o.hosts ? o.hosts
+                                          : trace_scenario_world_size(sc);
+    rc = validate_steps(&o, sc);
+    if (o.testbed_made && !o.keep)
+        testbed_down(NULL, 0);
+    trace_scenario_destroy(sc);
+    return rc;
 }

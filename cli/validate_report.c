@@ -1,0 +1,247 @@
+/* cli/validate_report.c - predicted against measured for `herd validate`:
+ * read the simulator's timeline and the per-rank measured ones, match
+ * collectives by (rank, group, sequence), group them by (collective,
+ * algorithm, bytes, label) and report medians and relative errors. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/validate.h"
+#include "trace/timeline.h"
+
+typedef struct rec_key {
+    int rank, group;
+    uint64_t seq;
+    double dur_us;
+    const herd_tl_rec_t *rec;
+} rec_key_t;
+
+static int cmp_key(const void *a, const void *b)
+{
+    const rec_key_t *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Timed collectives of a timeline, sorted by (rank, group, seq). */
+static rec_key_t *keys_of(const trace_timeline_t *tl, size_t *n_out)
+{
+    size_t n = trace_timeline_count(tl), k = 0;
+    const herd_tl_rec_t *r = trace_timeline_recs(tl);
+    rec_key_t *keys = calloc(n ? n : 1, sizeof(*keys));
+    for (size_t i = 0; keys && i < n; i++) {
+        if (r[i].kind != HERD_TL_COLL ||
+            (r[i].label && !strcmp(r[i].label, "warmup")))
+            continue;
+        keys[k++] = (rec_key_t){r[i].rank, r[i].group, r[i].seq,
+                                (r[i].end_ns - r[i].start_ns) / 1e3, &r[i]};
+    }
+    if (keys)
+        qsort(keys, k, sizeof(*keys), cmp_key);
+    *n_out = k;
+    return keys;
+}
+
+static validate_row_t *row_for(validate_rows_t *rows, size_t first,
+                               const herd_tl_rec_t *r)
+{
+    const char *name = herd_coll_name(r->coll);
+    const char *algo = herd_algo_name(r->algo);
+    const char *label = r->label ? r->label : "";
+    for (size_t i = first; i < rows->n; i++) {
+        validate_row_t *w = &rows->rows[i];
+        if (!strcmp(w->name, name) && !strcmp(w->algo, algo) &&
+            w->bytes == r->bytes && !strcmp(w->label, label))
+            return w;
+    }
+    if (rows->n == rows->cap) {
+        size_t cap = rows->cap ? rows->cap * 2 : 32;
+        validate_row_t *nr = realloc(rows->rows, cap * sizeof(*nr));
+        if (!nr)
+            return NULL;
+        rows->rows = nr;
+        rows->cap = cap;
+    }
+    validate_row_t *w = &rows->rows[rows->n++];
+    memset(w, 0, sizeof(*w));
+    snprintf(w->name, sizeof(w->name), "%s", name);
+    snprintf(w->algo, sizeof(w->algo), "%s", algo);
+    snprintf(w->label, sizeof(w->label), "%s", label);
+    w->bytes = r->bytes;
+    return w;
+}
+
+/* Pairs (pred, meas) per row, then medians. pairs holds 2 doubles per
+ * matched record, indexed like the predicted keys. */
+static herd_status_t group_pairs(const rec_key_t *pk, size_t np,
+                                 const rec_key_t *mk, size_t nm,
+                                 validate_rows_t *rows)
+{
+    size_t first = rows->n;
+    int *row_of = malloc((np ? np : 1) * sizeof(int));
+    double *pp = malloc((np ? np : 1) * sizeof(double));
+    double *mm = malloc((np ? np : 1) * sizeof(double));
+    herd_status_t st = row_of && pp && mm ? HERD_OK : HERD_ERR_NO_MEMORY;
+    size_t j = 0, npairs = 0;
+    for (size_t i = 0; st == HERD_OK && i < np; i++) {
+        while (j < nm && cmp_key(&mk[j], &pk[i]) < 0)
+            j++;
+        if (j == nm || cmp_key(&mk[j], &pk[i]) != 0 ||
+            mk[j].rec->coll != pk[i].rec->coll)
+            continue;
+        validate_row_t *w = row_for(rows, first, pk[i].rec);
+        if (!w) {
+            st = HERD_ERR_NO_MEMORY;
+            break;
+        }
+        row_of[npairs] = (int)(w - rows->rows);
+        pp[npairs] = pk[i].dur_us;
+        mm[npairs++] = mk[j].dur_us;
+    }
+    double *tmp = malloc((npairs ? npairs : 1) * sizeof(double));
+    for (size_t r = first; st == HERD_OK && tmp && r < rows->n; r++) {
+        validate_row_t *w = &rows->rows[r];
+        size_t k = 0;
+        for (size_t i = 0; i < npairs; i++)
+            if (row_of[i] == (int)r)
+                tmp[k++] = pp[i];
+        qsort(tmp, k, sizeof(double), cmp_double);
+        w->pred_us = k ? tmp[k / 2] : 0;
+        w->n = k;
+        k = 0;
+        for (size_t i = 0; i < npairs; i++)
+            if (row_of[i] == (int)r)
+                tmp[k++] = mm[i];
+        qsort(tmp, k, sizeof(double), cmp_double);
+        w->meas_us = k ? tmp[k / 2] : 0;
+        w->err = w->meas_us > 0 ? (w->pred_us - w->meas_us) / w->meas_us : 0;
+    }
+    free(tmp);
+    free(row_of);
+    free(pp);
+    free(mm);
+    return st;
+}
+
+static double span_s(const trace_timeline_t *tl)
+{
+    size_t n = trace_timeline_count(tl);
+    const herd_tl_rec_t *r = trace_timeline_recs(tl);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (r[i].start_ns < lo)
+            lo = r[i].start_ns;
+        if (r[i].end_ns > hi)
+            hi = r[i].end_ns;
+    }
+    return n ? (hi - lo) * 1e-9 : 0;
+}
+
+/* Merge the measured per-rank timelines into one. */
+static herd_status_t read_measured(const char *dir, int p,
+                                   trace_timeline_t **out, char *err,
+                                   size_t errlen)
+{
+    trace_timeline_t *all = NULL;
+    herd_status_t st = trace_timeline_create(&all);
+    for (int r = 0; st == HERD_OK && r < p; r++) {
+        char path[1024];
+        trace_timeline_t *one = NULL;
+        snprintf(path, sizeof(path), "%s/timeline-rank%d.json", dir, r);
+        st = trace_timeline_read_chrome(path, &one, err, errlen);
+        size_t n = st == HERD_OK ? trace_timeline_count(one) : 0;
+        const herd_tl_rec_t *recs = st == HERD_OK ? trace_timeline_recs(one)
+                                                  : NULL;
+        for (size_t i = 0; st == HERD_OK && i < n; i++)
+            st = trace_timeline_add(all, &recs[i]);
+        trace_timeline_destroy(one);
+    }
+    if (st != HERD_OK) {
+        trace_timeline_destroy(all);
+        return st;
+    }
+    *out = all;
+    return HERD_OK;
+}
+
+herd_status_t validate_collect(const char *pred_json, const char *meas_dir,
+                               int p, validate_rows_t *rows,
+                               double *e2e_pred_s, double *e2e_meas_s,
+                               char *err, size_t errlen)
+{
+    trace_timeline_t *pred = NULL, *meas = NULL;
+    rec_key_t *pk = NULL, *mk = NULL;
+    size_t np = 0, nm = 0;
+    herd_status_t st = trace_timeline_read_chrome(pred_json, &pred, err,
+                                                  errlen);
+    if (st == HERD_OK)
+        st = read_measured(meas_dir, p, &meas, err, errlen);
+    if (st == HERD_OK) {
+        pk = keys_of(pred, &np);
+        mk = keys_of(meas, &nm);
+        st = pk && mk ? group_pairs(pk, np, mk, nm, rows) : HERD_ERR_NO_MEMORY;
+    }
+    if (st == HERD_OK) {
+        *e2e_pred_s = span_s(pred);
+        *e2e_meas_s = span_s(meas);
+    }
+    free(pk);
+    free(mk);
+    trace_timeline_destroy(pred);
+    trace_timeline_destroy(meas);
+    return st;
+}
+
+static void fmt_size(unsigned long long b, char *buf, size_t len)
+{
+    if (b >= (1ull << 20) && b % (1ull << 20) == 0)
+        snprintf(buf, len, "%llu MiB", b >> 20);
+    else if (b >= 1024 && b % 1024 == 0)
+        snprintf(buf, len, "%llu KiB", b >> 10);
+    else
+        snprintf(buf, len, "%llu B", b);
+}
+
+void validate_write_report(FILE *f, const char *scenario,
+                           const validate_rows_t *rows, const char *setup,
+                           double *median_out, double *p95_out)
+{
+    double *errs = malloc((rows->n ? rows->n : 1) * sizeof(double));
+    size_t k = 0;
+    fprintf(f, "# herd validate: %s\n\n%s\n\n", scenario, setup);
+    fprintf(f, "| collective | algorithm | size | label | n | predicted (ms) "
+               "| measured (ms) | error |\n|---|---|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < rows->n; i++) {
+        const validate_row_t *w = &rows->rows[i];
+        char size[32];
+        fmt_size(w->bytes, size, sizeof(size));
+        fprintf(f, "| %s | %s | %s | %s | %zu | %.3f | %.3f | %+.1f%% |\n",
+                w->name, w->algo, size, w->label, w->n, w->pred_us / 1e3,
+                w->meas_us / 1e3, w->err * 100);
+        if (errs && w->n)
+            errs[k++] = fabs(w->err);
+    }
+    double med = 0, p95 = 0;
+    if (errs && k) {
+        qsort(errs, k, sizeof(double), cmp_double);
+        med = k % 2 ? errs[k / 2] : (errs[k / 2 - 1] + errs[k / 2]) / 2;
+        size_t i95 = (size_t)ceil(0.95 * (double)k);
+        p95 = errs[i95 > 0 ? i95 - 1 : 0];
+    }
+    free(errs);
+    fprintf(f, "\nOver %zu rows: median |error| %.1f%%, p95 |error| %.1f%%.\n",
+            k, med * 100, p95 * 100);
+    *median_out = med;
+    *p95_out = p95;
+}

@@ -1,0 +1,307 @@
+/* cli/validate_steps.c - the steps of `herd validate` after set-up:
+ * calibrate the links, turn the workload into traces, replay each on the
+ * simulator and on the real engine, compare, and write the report. */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "cli/validate.h"
+#include "core/sched.h"
+#include "trace/trace.h"
+
+typedef struct vwork {
+    char name[64];
+    char trace[1024];
+} vwork_t;
+
+/* a/b into buf; a path too long for buf is cut (and will then fail to
+ * open with a message naming it). */
+static void path_join(char *buf, size_t len, const char *a, const char *b)
+{
+    int n = snprintf(buf, len, "%s/%s", a, b);
+    if (n < 0)
+        buf[0] = '\0';
+}
+
+/* Run calibrate on the real side and turn its cluster section into
+ * --set overrides for the simulator. */
+static int calibrate(vopts_t *o, const trace_scenario_t *sc)
+{
+    char out[1024], log[1024], slow[512], err[512];
+    char *argv[32];
+    path_join(out, sizeof(out), o->out, "calibration.yaml");
+    path_join(log, sizeof(log), o->out, "calibration.log");
+    int n = validate_real_argv(o, sc, argv, slow, sizeof(slow));
+    argv[n++] = "calibrate";
+    if (o->cal_bytes[0]) {
+        argv[n++] = "-e";
+        argv[n++] = o->cal_bytes;
+    }
+    argv[n++] = "-o";
+    argv[n++] = out;
+    argv[n] = NULL;
+    printf("validate: calibrating the links (log: %s)\n", log);
+    fflush(stdout);
+    if (validate_run_self(argv, log) != 0) {
+        fprintf(stderr, "herd validate: calibration failed, see %s\n", log);
+        return 1;
+    }
+    trace_scenario_t *cal = NULL;
+    if (trace_scenario_load(out, &cal, err, sizeof(err)) != HERD_OK) {
+        fprintf(stderr, "herd validate: %s\n", err);
+        return 1;
+    }
+    const herd_link_t *l = o->nproc ? &cal->sim.cluster.intra
+                                    : &cal->sim.cluster.inter;
+    const char *cls = o->nproc ? "intra" : "inter";
+    snprintf(o->cal_sets[0], sizeof(o->cal_sets[0]),
+             "cluster.%s.bandwidth=%.6fMB/s", cls, l->bandwidth / 1e6);
+    snprintf(o->cal_sets[1], sizeof(o->cal_sets[1]),
+             "cluster.%s.latency=%.3fus", cls, l->latency * 1e6);
+    o->ncal = 2;
+    printf("validate: calibrated %s link: %.3f MB/s, %.2f us\n", cls,
+           l->bandwidth / 1e6, l->latency * 1e6);
+    trace_scenario_destroy(cal);
+    return 0;
+}
+
+static int sweep_traces(const vopts_t *o, const trace_scenario_t *sc,
+                        vwork_t *wl, int *nwl)
+{
+    char list[256];
+    snprintf(list, sizeof(list), "%s",
+             o->colls[0] ? o->colls : herd_coll_name(sc->sweep.coll));
+    for (char *save = NULL, *c = strtok_r(list, ",", &save);
+         c && *nwl < V_MAX_WL; c = strtok_r(NULL, ",", &save)) {
+        trace_sweep_t sw = sc->sweep;
+        if (herd_coll_parse(c, &sw.coll) != HERD_OK)
+            return cli_usage_error("validate", "unknown collective '%s'", c);
+        sw.nalgos = 0;
+        for (int i = 0; i < sc->sweep.nalgos; i++)
+            if (core_sched_supports(sc->sweep.algos[i], sw.coll))
+                sw.algos[sw.nalgos++] = sc->sweep.algos[i];
+        if (sw.nalgos == 0)
+            sw.algos[sw.nalgos++] = HERD_ALGO_RING;
+        vwork_t *w = &wl[(*nwl)++];
+        char dir[1024], err[512];
+        snprintf(w->name, sizeof(w->name), "%s", herd_coll_name(sw.coll));
+        path_join(dir, sizeof(dir), o->out, w->name);
+        mkdir(dir, 0755);
+        path_join(w->trace, sizeof(w->trace), dir, "trace.json");
+        trace_t *t = NULL;
+        herd_status_t st = trace_from_sweep(&sw, o->world, &t);
+        if (st == HERD_OK)
+            st = trace_write_json(t, w->trace, err, sizeof(err));
+        trace_destroy(t);
+        if (st != HERD_OK) {
+            fprintf(stderr, "herd validate: sweep trace: %s\n",
+                    herd_status_string(st));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int ddp_trace(const vopts_t *o, vwork_t *w)
+{
+    char dir[1024], log[1024];
+    snprintf(w->name, sizeof(w->name), "ddp");
+    path_join(dir, sizeof(dir), o->out, w->name);
+    mkdir(dir, 0755);
+    path_join(w->trace, sizeof(w->trace), dir, "trace.json");
+    path_join(log, sizeof(log), dir, "ddp.log");
+    char *argv[8 + 2 * V_MAX_SETS];
+    int n = 0;
+    argv[n++] = "herd";
+    argv[n++] = "ddp";
+    argv[n++] = "run";
+    argv[n++] = (char *)o->scenario;
+    for (int i = 0; i < o->nsets; i++) {
+        argv[n++] = "--set";
+        argv[n++] = (char *)o->sets[i];
+    }
+    argv[n++] = "--trace";
+    argv[n++] = w->trace;
+    argv[n++] = "--quiet";
+    argv[n] = NULL;
+    if (validate_run_self(argv, log) > 1) {
+        fprintf(stderr, "herd validate: herd ddp run failed, see %s\n", log);
+        return 1;
+    }
+    return 0;
+}
+
+static int workloads(const vopts_t *o, const trace_scenario_t *sc,
+                     vwork_t *wl, int *nwl)
+{
+    *nwl = 0;
+    if (sc->wl_kind == TRACE_WL_SWEEP)
+        return sweep_traces(o, sc, wl, nwl);
+    if (sc->wl_kind == TRACE_WL_DDP) {
+        *nwl = 1;
+        return ddp_trace(o, &wl[0]);
+    }
+    if (sc->wl_kind == TRACE_WL_TRACE) {
+        char copy[1024];
+        snprintf(copy, sizeof(copy), "%s", o->scenario);
+        snprintf(wl[0].name, sizeof(wl[0].name), "trace");
+        if (sc->trace_path[0] == '/')
+            snprintf(wl[0].trace, sizeof(wl[0].trace), "%s", sc->trace_path);
+        else
+            snprintf(wl[0].trace, sizeof(wl[0].trace), "%s/%s", dirname(copy),
+                     sc->trace_path);
+        *nwl = 1;
+        return 0;
+    }
+    return cli_usage_error("validate", "%s has no workload section",
+                           o->scenario);
+}
+
+/* The simulator's prediction: replay with the scenario, the user's
+ * overrides, the real side's shape and the calibrated link. */
+static int predict(const vopts_t *o, const vwork_t *w, const char *dir,
+                   const char *log)
+{
+    char shape[2][64], pdir[1024];
+    char *argv[16 + 2 * (V_MAX_SETS + 6)];
+    int n = 0;
+    snprintf(shape[0], sizeof(shape[0]), "cluster.nodes=%d",
+             o->nproc ? 1 : o->world);
+    snprintf(shape[1], sizeof(shape[1]), "cluster.gpus_per_node=%d",
+             o->nproc ? o->nproc : 1);
+    path_join(pdir, sizeof(pdir), dir, "predicted");
+    argv[n++] = "herd";
+    argv[n++] = "replay";
+    argv[n++] = (char *)w->trace;
+    argv[n++] = "--engine";
+    argv[n++] = "sim";
+    argv[n++] = "--scenario";
+    argv[n++] = (char *)o->scenario;
+    for (int i = 0; i < o->nsets; i++)
+        argv[n++] = "--set", argv[n++] = (char *)o->sets[i];
+    for (int i = 0; i < 2; i++)
+        argv[n++] = "--set", argv[n++] = shape[i];
+    for (int i = 0; i < o->ncal; i++)
+        argv[n++] = "--set", argv[n++] = (char *)o->cal_sets[i];
+    argv[n++] = "-o";
+    argv[n++] = pdir;
+    argv[n++] = "--no-plots";
+    argv[n] = NULL;
+    return validate_run_self(argv, log);
+}
+
+static int measure(const vopts_t *o, const trace_scenario_t *sc,
+                   const vwork_t *w, const char *dir, const char *log)
+{
+    char slow[512], mdir[1024];
+    char *argv[32];
+    path_join(mdir, sizeof(mdir), dir, "measured");
+    int n = validate_real_argv(o, sc, argv, slow, sizeof(slow));
+    argv[n++] = "replay";
+    argv[n++] = (char *)w->trace;
+    argv[n++] = "--engine";
+    argv[n++] = "tcp";
+    argv[n++] = "-o";
+    argv[n++] = mdir;
+    argv[n++] = "--no-plots";
+    argv[n] = NULL;
+    return validate_run_self(argv, log);
+}
+
+static int compare(const vopts_t *o, const char *dir, const char *log)
+{
+    char pred[1024], cdir[1024];
+    char meas[64][1024];
+    char *argv[8 + 64];
+    int n = 0;
+    path_join(pred, sizeof(pred), dir, "predicted/timeline.json");
+    path_join(cdir, sizeof(cdir), dir, "compare");
+    argv[n++] = "herd";
+    argv[n++] = "compare";
+    argv[n++] = pred;
+    for (int r = 0; r < o->world && r < 64; r++) {
+        if (snprintf(meas[r], sizeof(meas[r]),
+                     "%s/measured/timeline-rank%d.json", dir, r) < 0)
+            return 1;
+        argv[n++] = meas[r];
+    }
+    argv[n++] = "-o";
+    argv[n++] = cdir;
+    argv[n] = NULL;
+    return validate_run_self(argv, log);
+}
+
+static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
+                        const vwork_t *w, validate_rows_t *rows, FILE *sum)
+{
+    char dir[1024], log[1024], pred[1024], mdir[1024], err[512];
+    path_join(dir, sizeof(dir), o->out, w->name);
+    mkdir(dir, 0755);
+    path_join(log, sizeof(log), dir, "run.log");
+    printf("validate: %s: predicting, measuring, comparing (log: %s)\n",
+           w->name, log);
+    fflush(stdout);
+    if (predict(o, w, dir, log) != 0 || measure(o, sc, w, dir, log) != 0 ||
+        compare(o, dir, log) != 0) {
+        fprintf(stderr, "herd validate: %s failed, see %s\n", w->name, log);
+        return 1;
+    }
+    double ep = 0, em = 0;
+    path_join(pred, sizeof(pred), dir, "predicted/timeline.json");
+    path_join(mdir, sizeof(mdir), dir, "measured");
+    if (validate_collect(pred, mdir, o->world, rows, &ep, &em, err,
+                         sizeof(err)) != HERD_OK) {
+        fprintf(stderr, "herd validate: %s: %s\n", w->name, err);
+        return 1;
+    }
+    fprintf(sum, "- `%s`: end to end predicted %.3f s, measured %.3f s "
+            "(%+.1f%%); plot: [%s/compare/compare.png](%s/compare/compare.png)\n",
+            w->name, ep, em, em > 0 ? (ep - em) / em * 100 : 0, w->name,
+            w->name);
+    return 0;
+}
+
+int validate_steps(vopts_t *o, const trace_scenario_t *sc)
+{
+    vwork_t wl[V_MAX_WL];
+    int nwl = 0, rc;
+    mkdir(o->out, 0755);
+    if (!o->nproc && (rc = validate_setup_testbed(o, sc)) != 0)
+        return rc;
+    if ((rc = workloads(o, sc, wl, &nwl)) != 0)
+        return rc;
+    if (o->calibrate && (rc = calibrate(o, sc)) != 0)
+        return rc;
+    validate_rows_t rows = {0};
+    char setup[4096];
+    FILE *sum = fmemopen(setup, sizeof(setup), "w");
+    if (!sum)
+        return 1;
+    fprintf(sum, "Real side: %s with %d ranks; simulator: %s%s%s.\n\n",
+            o->nproc ? "local processes (herd launch)" : "the testbed",
+            o->world, o->ncal ? "calibrated link " : "the scenario's links",
+            o->ncal ? o->cal_sets[0] : "", o->ncal ? "" : "");
+    for (int i = 0; i < nwl && rc == 0; i++)
+        rc = run_workload(o, sc, &wl[i], &rows, sum);
+    fclose(sum);
+    if (rc == 0) {
+        char path[1024];
+        double med = 0, p95 = 0;
+        path_join(path, sizeof(path), o->out, "report.md");
+        FILE *f = fopen(path, "w");
+        if (!f)
+            rc = 1;
+        else {
+            validate_write_report(f, o->scenario, &rows, setup, &med, &p95);
+            fclose(f);
+            printf("validate: report in %s\n", path);
+            printf("validate: %zu rows, median |error| %.1f%%, p95 |error| "
+                   "%.1f%%\n", rows.n, med * 100, p95 * 100);
+        }
+    }
+    free(rows.rows);
+    return rc;
+}

@@ -1,0 +1,118 @@
+/* tests/testbed_validate.c - the prediction-against-measurement loop on
+ * the testbed: calibrate writes a cluster section with a fit, and
+ * validate runs sim + tcp + compare and writes its report with numbers.
+ * Asserts that the loop runs and reports, not timing bounds. Skips (77)
+ * when not root or without network namespaces. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "real/testbed/testbed.h"
+#include "support/testutil.h"
+
+static char cmd[4096];
+
+static int herd(const char *args, char **out)
+{
+    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", tu_herd_binary(), args);
+    return tu_run(cmd, out);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = calloc(1, 1 << 16);
+    if (buf)
+        fread(buf, 1, (1 << 16) - 1, f);
+    fclose(f);
+    return buf;
+}
+
+START_TEST(calibrate_writes_cluster)
+{
+    char *out = NULL, *dir = tu_tmpdir(), args[1024];
+    ck_assert_int_eq(herd("testbed up --hosts 2 --bandwidth 200Mbit", &out), 0);
+    free(out);
+    snprintf(args, sizeof(args),
+             "testbed run --timeout 60 -- %s calibrate -e 1MiB -n 3 -o "
+             "%s/cal.yaml",
+             tu_herd_binary(), dir);
+    ck_assert_int_eq(herd(args, &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "max residual"));
+    free(out);
+    snprintf(args, sizeof(args), "%s/cal.yaml", dir);
+    char *yaml = slurp(args);
+    ck_assert_ptr_nonnull(yaml);
+    ck_assert_ptr_nonnull(strstr(yaml, "nodes: 2"));
+    ck_assert_ptr_nonnull(strstr(yaml, "inter: {bandwidth:"));
+    free(yaml);
+    snprintf(args, sizeof(args), "check %s/cal.yaml", dir);
+    ck_assert_int_eq(herd(args, &out), 0); /* a valid scenario */
+    free(out);
+    ck_assert_int_eq(herd("testbed down", &out), 0);
+    free(out);
+    free(dir);
+}
+END_TEST
+
+START_TEST(validate_loop_reports)
+{
+    char *out = NULL, *dir = tu_tmpdir(), args[2048], src[1024];
+    snprintf(args, sizeof(args),
+             "validate %s --hosts 2 --bandwidth 200Mbit -o %s/v "
+             "--colls all_reduce,broadcast --calibrate-bytes 1MiB "
+             "--set workload.sweep.min=64KiB --set workload.sweep.max=256KiB "
+             "--set workload.sweep.iters=2 --set workload.sweep.warmup=0 "
+             "--timeout 120",
+             tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml"),
+             dir);
+    ck_assert_int_eq(herd(args, &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "median |error|"));
+    ck_assert_ptr_nonnull(strstr(out, "calibrated inter link"));
+    free(out);
+    snprintf(args, sizeof(args), "%s/v/report.md", dir);
+    char *md = slurp(args);
+    ck_assert_ptr_nonnull(md);
+    ck_assert_ptr_nonnull(strstr(md, "| all_reduce | ring | 64 KiB |"));
+    ck_assert_ptr_nonnull(strstr(md, "| broadcast |"));
+    ck_assert_ptr_nonnull(strstr(md, "median |error|"));
+    free(md);
+    snprintf(args, sizeof(args), "%s/v/all_reduce/compare/compare.tsv", dir);
+    FILE *f = fopen(args, "r");
+    ck_assert_ptr_nonnull(f);
+    fclose(f);
+    herd("testbed down", &out); /* validate took it down; stays idempotent */
+    free(out);
+    free(dir);
+}
+END_TEST
+
+START_TEST(validate_bad_input)
+{
+    char *out = NULL;
+    ck_assert_int_eq(herd("validate", &out), 2);
+    free(out);
+    ck_assert_int_eq(herd("validate /nonexistent.yaml -o /tmp/x", &out), 2);
+    free(out);
+    ck_assert_int_eq(herd("calibrate --engine sim", &out), 2);
+    free(out);
+}
+END_TEST
+
+int main(void)
+{
+    char why[256];
+    if (testbed_probe(why, sizeof(why)) != HERD_OK) {
+        fprintf(stderr, "skip: %s\n", why);
+        return 77;
+    }
+    Suite *s = suite_create("testbed_validate");
+    TCase *tc = tcase_create("loop");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, validate_bad_input);
+    tcase_add_test(tc, calibrate_writes_cluster);
+    tcase_add_test(tc, validate_loop_reports);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
