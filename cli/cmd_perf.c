@@ -12,6 +12,7 @@
 #include "core/engine.h"
 #include "core/reduce.h"
 #include "core/sched.h"
+#include "trace/scenario.h"
 #include "trace/units.h"
 
 static const char usage[] =
@@ -42,13 +43,34 @@ static const char usage[] =
     "  -n, --iters N         timed iterations (default 20)\n"
     "  -w, --warmup_iters N  warm-up iterations (default 1)\n"
     "  -c, --check 0|1       1: real buffers, check every result (#wrong)\n"
+    "  --scenario FILE       cluster, stragglers, faults, seed, channels\n"
+    "                        and chunk from a scenario (flags after it\n"
+    "                        override it)\n"
     "\ncluster (sim):\n";
 
 typedef struct perf_args {
     cli_perf_t p;
     cli_simflags_t sim;
     const char *engine;
+    trace_scenario_t *sc; /* --scenario: owns the options' arrays */
 } perf_args_t;
+
+/* --scenario FILE: the scenario's simulator options and channels/chunk. */
+static int perf_scenario(const char *path, perf_args_t *a)
+{
+    char err[1024];
+    trace_scenario_t *sc = NULL;
+    if (trace_scenario_load(path, &sc, err, sizeof(err)) != HERD_OK) {
+        fprintf(stderr, "herd perf: %s\n", err);
+        return 2;
+    }
+    trace_scenario_destroy(a->sc);
+    a->sc = sc;
+    a->sim.opts = sc->sim;
+    a->sim.channels = sc->channels;
+    a->sim.chunk = sc->chunk_bytes;
+    return 0;
+}
 
 static const char *const short_names[][2] = {
     {"-b", "--minbytes"},  {"-e", "--maxbytes"},     {"-f", "--stepfactor"},
@@ -167,6 +189,12 @@ static int parse(int argc, char **argv, perf_args_t *a)
             return 2;
         if (rc > 0)
             continue;
+        if (!strcmp(argv[i], "--scenario") && i + 1 < argc) {
+            if (perf_scenario(argv[i + 1], a))
+                return 2;
+            i += 2;
+            continue;
+        }
         const char *flag = perf_flag(argv[i]);
         if (!flag)
             return cli_usage_error("perf",
@@ -269,5 +297,7 @@ int cli_perf_main(int argc, char **argv)
     int rc = parse(argc, argv, &a);
     if (rc == 0)
         rc = validate(&a);
-    return rc ? rc : run(&a);
+    rc = rc ? rc : run(&a);
+    trace_scenario_destroy(a.sc);
+    return rc;
 }
