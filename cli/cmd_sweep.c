@@ -8,6 +8,7 @@
  * report the simulated makespan. */
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,14 +269,116 @@ static void progress(const sweep_args_t *a, int done, int total, double t0)
     fflush(stderr);
 }
 
-/* Worker w runs combinations w, w+jobs, ... and writes (index, row). */
-static void worker(const sweep_args_t *a, int w, int jobs, int fd)
+typedef struct sweep_msg {
+    int c;
+    sweep_row_t row;
+} sweep_msg_t;
+
+/* Which worker runs a combination, or which earlier combination's
+ * result it shares (DDP runs whose bucket layouts and other settings are
+ * identical, e.g. two caps that bucket the same way). */
+typedef struct plan {
+    int same_as; /* -1: runs itself */
+    int worker;
+    long cost; /* collectives, roughly */
+    uint64_t print;
+} plan_t;
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
-    for (int c = w; c < ncombos(a); c += jobs) {
-        struct {
-            int c;
-            sweep_row_t row;
-        } msg;
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static uint64_t layout_print(uint64_t h, const ddp_buckets_t *bs)
+{
+    h = fnv(h, &bs->n, sizeof(bs->n));
+    for (size_t k = 0; k < bs->n; k++) {
+        h = fnv(h, bs->b[k].params, bs->b[k].nparams * sizeof(size_t));
+        h = fnv(h, &bs->b[k].nparams, sizeof(size_t));
+    }
+    return h;
+}
+
+/* Fingerprint and cost of one combination; errors are left for the run
+ * to report. */
+static void plan_one(const sweep_args_t *a, int c, plan_t *p)
+{
+    char *sets[SWEEP_MAX_SETS + SWEEP_MAX_AXES], buf[SWEEP_MAX_AXES][1024];
+    int n = 0;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (int i = 0; i < a->nfixed; i++)
+        sets[n++] = a->fixed[i];
+    for (int ax = 0; ax < a->naxes; ax++) {
+        snprintf(buf[ax], sizeof(buf[ax]), "%s=%s", a->axes[ax].key,
+                 a->axes[ax].vals[value_of(a, c, ax)]);
+        sets[n++] = buf[ax];
+        if (strcmp(a->axes[ax].key, "ddp.bucket_cap_mb"))
+            h = fnv(h, buf[ax], strlen(buf[ax]) + 1);
+    }
+    trace_scenario_t *sc = NULL;
+    ddp_job_t *job = NULL;
+    p->same_as = -1;
+    p->cost = 1;
+    p->print = (uint64_t)c; /* unique unless a DDP layout proves equal */
+    if (!cli_ddp_load_scenario("sweep", a->scenario, sets, n, &sc) &&
+        sc->wl_kind == TRACE_WL_DDP && !cli_ddp_make_job("sweep", sc, &job)) {
+        p->cost = (long)(job->initial.n + job->rebuilt.n + 1);
+        p->print = layout_print(layout_print(h, &job->initial), &job->rebuilt);
+    }
+    ddp_job_destroy(job);
+    trace_scenario_destroy(sc);
+}
+
+/* Fingerprints (silently: the runs print their own errors), duplicates,
+ * then longest-first assignment to the least loaded worker. */
+static void make_plan(const sweep_args_t *a, plan_t *plan, int jobs)
+{
+    int total = ncombos(a), saved = dup(STDERR_FILENO);
+    long load[256] = {0};
+    FILE *null = fopen("/dev/null", "w");
+    fflush(stderr);
+    if (null && saved >= 0)
+        dup2(fileno(null), STDERR_FILENO);
+    for (int c = 0; c < total; c++) {
+        plan_one(a, c, &plan[c]);
+        for (int d = 0; d < c && plan[c].same_as < 0; d++)
+            if (plan[d].same_as < 0 && plan[d].print == plan[c].print)
+                plan[c].same_as = d;
+    }
+    fflush(stderr);
+    if (saved >= 0) {
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+    }
+    if (null)
+        fclose(null);
+    for (int left = total; left > 0; left--) {
+        int big = -1, w = 0;
+        for (int c = 0; c < total; c++)
+            if (plan[c].same_as < 0 && plan[c].worker == 0 &&
+                (big < 0 || plan[c].cost > plan[big].cost))
+                big = c;
+        if (big < 0)
+            break;
+        for (int k = 1; k < jobs; k++)
+            w = load[k] < load[w] ? k : w;
+        load[w] += plan[big].cost;
+        plan[big].worker = w + 1; /* 1-based while assigning */
+    }
+    for (int c = 0; c < total; c++)
+        plan[c].worker -= plan[c].same_as < 0;
+}
+
+/* Worker w runs its combinations and writes (index, row) for each. */
+static void worker(const sweep_args_t *a, const plan_t *plan, int w, int fd)
+{
+    for (int c = 0; c < ncombos(a); c++) {
+        if (plan[c].same_as >= 0 || plan[c].worker != w)
+            continue;
+        sweep_msg_t msg;
         msg.c = c;
         run_one(a, c, &msg.row);
         if (write(fd, &msg, sizeof(msg)) != (ssize_t)sizeof(msg))
@@ -284,38 +387,35 @@ static void worker(const sweep_args_t *a, int w, int jobs, int fd)
     _exit(0);
 }
 
-static int gather(const sweep_args_t *a, int *fds, int jobs, sweep_row_t *rows,
-                  double t0)
+/* Read results from every worker as they come (poll), updating the bar. */
+static void gather(const sweep_args_t *a, int *fds, int jobs, int runs,
+                   sweep_row_t *rows, double t0)
 {
-    int total = ncombos(a), got = 0;
-    for (int w = 0; w < jobs; w++) {
-        struct {
-            int c;
-            sweep_row_t row;
-        } msg;
-        ssize_t n;
-        while ((n = read(fds[w], &msg, sizeof(msg))) == (ssize_t)sizeof(msg)) {
-            if (msg.c >= 0 && msg.c < total)
+    struct pollfd pfd[256];
+    int open = jobs, got = 0;
+    for (int w = 0; w < jobs; w++)
+        pfd[w] = (struct pollfd){.fd = fds[w], .events = POLLIN};
+    while (open > 0 && poll(pfd, (nfds_t)jobs, -1) >= 0) {
+        for (int w = 0; w < jobs; w++) {
+            if (pfd[w].fd < 0 || !pfd[w].revents)
+                continue;
+            sweep_msg_t msg;
+            if (read(pfd[w].fd, &msg, sizeof(msg)) != (ssize_t)sizeof(msg)) {
+                close(pfd[w].fd);
+                pfd[w].fd = -1;
+                open--;
+                continue;
+            }
+            if (msg.c >= 0 && msg.c < ncombos(a))
                 rows[msg.c] = msg.row;
-            progress(a, ++got, total, t0);
+            progress(a, ++got, runs, t0);
         }
-        close(fds[w]);
     }
-    return got;
 }
 
-static int run_all(const sweep_args_t *a, sweep_row_t *rows)
+static int spawn(const sweep_args_t *a, const plan_t *plan, int jobs, int runs,
+                 sweep_row_t *rows, double t0)
 {
-    int total = ncombos(a), jobs = a->jobs > 0 ? a->jobs : 1;
-    double t0 = now_s();
-    jobs = jobs > total ? total : jobs;
-    if (jobs == 1) {
-        for (int c = 0; c < total; c++) {
-            run_one(a, c, &rows[c]);
-            progress(a, c + 1, total, t0);
-        }
-        return 0;
-    }
     int fds[256];
     pid_t pids[256];
     fflush(NULL);
@@ -326,15 +426,46 @@ static int run_all(const sweep_args_t *a, sweep_row_t *rows)
                                    strerror(errno));
         if (pids[w] == 0) {
             close(p[0]);
-            worker(a, w, jobs, p[1]);
+            for (int k = 0; k < w; k++)
+                close(fds[k]);
+            worker(a, plan, w, p[1]);
         }
         close(p[1]);
         fds[w] = p[0];
     }
-    gather(a, fds, jobs, rows, t0);
+    gather(a, fds, jobs, runs, rows, t0);
     for (int w = 0; w < jobs; w++)
         waitpid(pids[w], NULL, 0);
     return 0;
+}
+
+static int run_all(const sweep_args_t *a, sweep_row_t *rows, int *nruns)
+{
+    int total = ncombos(a), jobs = a->jobs > 0 ? a->jobs : 1, runs = 0;
+    double t0 = now_s();
+    plan_t *plan = calloc((size_t)total, sizeof(plan_t));
+    if (!plan)
+        return 2;
+    make_plan(a, plan, jobs > total ? total : jobs);
+    for (int c = 0; c < total; c++)
+        runs += plan[c].same_as < 0;
+    jobs = jobs > runs ? runs : jobs;
+    int rc = 0;
+    if (jobs <= 1) {
+        for (int c = 0, k = 0; c < total; c++)
+            if (plan[c].same_as < 0) {
+                run_one(a, c, &rows[c]);
+                progress(a, ++k, runs, t0);
+            }
+    } else {
+        rc = spawn(a, plan, jobs, runs, rows, t0);
+    }
+    for (int c = 0; c < total; c++)
+        if (plan[c].same_as >= 0)
+            rows[c] = rows[plan[c].same_as];
+    free(plan);
+    *nruns = runs;
+    return rc;
 }
 
 static int row_ok(const sweep_row_t *r)
@@ -495,12 +626,14 @@ int cli_sweep_main(int argc, char **argv)
     if (!rc && !(rows = calloc((size_t)ncombos(a), sizeof(*rows))))
         rc = 2;
     double t0 = now_s();
+    int runs = 0;
     if (!rc)
-        rc = run_all(a, rows);
+        rc = run_all(a, rows, &runs);
     if (!rc) {
         int best = best_row(rows, ncombos(a));
-        printf("sweep of %s: %d runs in %.2f s\n", a->scenario, ncombos(a),
-               now_s() - t0);
+        printf("sweep of %s: %d runs (%d simulated, the others share a "
+               "bucket layout) in %.2f s\n",
+               a->scenario, ncombos(a), runs, now_s() - t0);
         print_table(a, rows, best);
         recommend(a, rows, best);
         rc = write_plot(a, rows, best);
