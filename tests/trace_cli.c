@@ -199,6 +199,23 @@ START_TEST(test_rescale_replay_compare)
 }
 END_TEST
 
+START_TEST(test_perf_scenario)
+{
+    int rc;
+    char *out = run("%s perf --scenario scenarios/h100-8gpu.yaml -b 1MiB -e "
+                    "1MiB -n 1 2>&1%s%s",
+                    "", "", &rc);
+    ck_assert_msg(rc == 0 && strstr(out, "busbw") && strstr(out, "1048576"),
+                  "%s", out);
+    free(out);
+    out = run("%s perf --scenario scenarios/nonexistent.yaml 2>&1%s%s", "", "",
+              &rc);
+    ck_assert_msg(rc == 2 && strstr(out, "nonexistent.yaml: cannot open"), "%s",
+                  out);
+    free(out);
+}
+END_TEST
+
 START_TEST(test_no_gnuplot)
 {
     char *dir = tu_tmpdir();
@@ -223,6 +240,7 @@ int main(void)
     tcase_add_test(tc, test_sim_hangs);
     tcase_add_test(tc, test_check);
     tcase_add_test(tc, test_rescale_replay_compare);
+    tcase_add_test(tc, test_perf_scenario);
     tcase_add_test(tc, test_no_gnuplot);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
