@@ -97,7 +97,12 @@ typedef struct core_sched {
 
 /* Lower `desc` for desc->rank into `out` (which must be zeroed or fini'd).
  * HERD_ERR_UNSUPPORTED when the algorithm does not implement the
- * collective, HERD_ERR_INVALID_ARG for bad parameters. */
+ * collective, HERD_ERR_INVALID_ARG for bad parameters (hier: when
+ * ranks_per_node does not divide nranks), HERD_ERR_OVERFLOW when p * count
+ * overflows. AUTO is resolved with core_sched_pick (count * elem_size).
+ * Empty transfers are not emitted; every step has count > 0 except the
+ * zero-element messages of barrier. Algorithms, costs and the default
+ * choice are described in docs/schedules.md. */
 herd_status_t core_sched_lower(const core_sched_desc_t *desc,
                                core_sched_t *out);
 void core_sched_fini(core_sched_t *sched);
@@ -108,7 +113,9 @@ int core_sched_supports(herd_algo_t algo, herd_coll_t coll);
 herd_algo_t core_sched_pick(herd_coll_t coll, int nranks, uint64_t bytes);
 
 /* Builder helpers for algorithm implementations. Return the new step's
- * index, or a negative status on allocation failure. */
+ * index, or a negative status on allocation failure. Negative entries in
+ * `deps` are skipped (handy for "no such step"); arrays grow
+ * geometrically. */
 int64_t core_sched_add(core_sched_t *s, core_step_kind_t kind, int peer,
                        int channel, core_buf_t src_buf, uint64_t src_off,
                        core_buf_t dst_buf, uint64_t dst_off, uint64_t count,
