@@ -199,6 +199,51 @@ START_TEST(test_rescale_replay_compare)
 }
 END_TEST
 
+/* Predicted (sim) against measured (tcp, 2 processes under herd launch):
+ * the same trace, matched op by op. */
+START_TEST(test_tcp_measured_compare)
+{
+    char *dir = tu_tmpdir(), tr[1024], args[3000];
+    snprintf(tr, sizeof(tr), "%s/t.json", dir);
+    FILE *f = fopen(tr, "w");
+    fputs("{\"format\": \"herd-trace\", \"version\": 1, \"world_size\": 2,"
+          " \"ops\": [{\"op\": \"compute\", \"dur_us\": 2000},"
+          " {\"op\": \"all_reduce\", \"count\": 4096, \"async\": \"a\"},"
+          " {\"op\": \"compute\", \"dur_us\": 1000},"
+          " {\"op\": \"wait\", \"async\": \"a\"},"
+          " {\"op\": \"broadcast\", \"count\": 100, \"root\": 1}]}",
+          f);
+    fclose(f);
+    int rc;
+    snprintf(args, sizeof(args),
+             "%s --engine sim -o %s/pred --no-plots > /dev/null", tr, dir);
+    char *out = run("%s replay %s%s", args, "", &rc);
+    ck_assert_msg(rc == 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof(args),
+             "--standalone --nproc-per-node 2 --quiet -- %s replay %s "
+             "--engine tcp -o %s/meas",
+             tu_herd_binary(), tr, dir);
+    out = run("%s launch %s 2>&1%s", args, "", &rc);
+    ck_assert_msg(rc == 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof(args),
+             "%s/pred/timeline.json %s/meas/timeline-rank0.json "
+             "%s/meas/timeline-rank1.json -o %s/cmp --no-plots",
+             dir, dir, dir, dir);
+    out = run("%s compare %s%s", args, "", &rc);
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_msg(strstr(out, "matched 8 ops; unmatched: 0 predicted, 0 "
+                              "measured; 0 differ"),
+                  "%s", out);
+    ck_assert_msg(strstr(out, "all_reduce") && strstr(out, "broadcast") &&
+                      strstr(out, "compute"),
+                  "%s", out);
+    free(out);
+    rm_dir(dir);
+}
+END_TEST
+
 START_TEST(test_perf_scenario)
 {
     int rc;
@@ -241,6 +286,7 @@ int main(void)
     tcase_add_test(tc, test_check);
     tcase_add_test(tc, test_rescale_replay_compare);
     tcase_add_test(tc, test_perf_scenario);
+    tcase_add_test(tc, test_tcp_measured_compare);
     tcase_add_test(tc, test_no_gnuplot);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
