@@ -70,6 +70,7 @@ static const char *full_yaml =
     "  channels: 2\n"
     "  chunk: 512KiB\n"
     "  reduce_bandwidth: 200GB/s\n"
+    "  nccl_model: true\n"
     "workload:\n"
     "  sweep:\n"
     "    collective: all_gather\n"
@@ -112,6 +113,7 @@ static const char *golden_cluster =
     "all_gather: ring, reduce_scatter: ring, barrier: ring}\n"
     "  channels: 2\n"
     "  chunk: 524288B\n"
+    "  nccl_model: true\n"
     "  reduce_bandwidth: 200GB/s\n";
 
 START_TEST(test_full)
@@ -135,6 +137,7 @@ START_TEST(test_full)
     ck_assert_int_eq(sc->algo[HERD_COLL_ALL_TO_ALL], HERD_ALGO_AUTO);
     ck_assert_int_eq(sc->algo[HERD_COLL_SEND], HERD_ALGO_AUTO);
     ck_assert_int_eq(sc->channels, 2);
+    ck_assert_int_eq(sc->sim.nccl_model, 1);
     ck_assert_uint_eq(sc->chunk_bytes, 512 * 1024);
     ck_assert_int_eq(sc->wl_kind, TRACE_WL_SWEEP);
     ck_assert_int_eq(sc->sweep.coll, HERD_COLL_ALL_GATHER);
@@ -293,6 +296,7 @@ static const struct {
     {"workload:\n  sweep: {algorithms: [ring, warp]}\n",
      "unknown value 'warp'; expected an algorithm"},
     {"seed: -3\n", "expected a non-negative integer"},
+    {"collectives: {nccl_model: yes}\n", "expected true or false, got 'yes'"},
     {"\x01\x02\x03garbage: [\xff\n", "x.yaml:"},
     {"", "x.yaml"},
     {"- just\n- a list\n", "(top): expected a mapping"},

@@ -168,6 +168,19 @@ static herd_status_t scn_f_time(scn_ctx_t *c, struct fy_node *n, void *base,
     return scn_f_double_unit(c, n, base, f, 1);
 }
 
+static herd_status_t scn_f_bool(scn_ctx_t *c, struct fy_node *n, void *base,
+                                const scn_field_t *f)
+{
+    herd_status_t st = HERD_OK;
+    const char *s = scn_scalar(c, n, "true or false", &st);
+    if (!s)
+        return st;
+    if (strcmp(s, "true") && strcmp(s, "false"))
+        return scn_error(c, n, "expected true or false, got '%s'", s);
+    *SCN_DST(base, f, int) = !strcmp(s, "true");
+    return HERD_OK;
+}
+
 static herd_status_t scn_f_string(scn_ctx_t *c, struct fy_node *n, void *base,
                                   const scn_field_t *f)
 {
@@ -454,6 +467,7 @@ static const scn_field_t scn_coll_fields[] = {
     {"channels", scn_f_int, SC(channels), NUM(1, 64)},
     {"chunk", scn_f_bytes, SC(chunk_bytes), NUM(1, 1e12)},
     {"reduce_bandwidth", scn_f_bw, SC(sim.cluster.reduce_bw), NUM(1, BIG)},
+    {"nccl_model", scn_f_bool, SC(sim.nccl_model), NOARG},
     {NULL, NULL, 0, NOARG}};
 
 #define SW(member) offsetof(trace_sweep_t, member)

@@ -99,6 +99,8 @@ static void sw_collectives(const trace_scenario_t *sc, FILE *f)
         fprintf(f, "  channels: %d\n", sc->channels);
     if (sc->chunk_bytes)
         fprintf(f, "  chunk: %lluB\n", (unsigned long long)sc->chunk_bytes);
+    if (sc->sim.nccl_model)
+        fprintf(f, "  nccl_model: true\n");
     if (sc->sim.cluster.reduce_bw > 0) {
         sw_bw(sc->sim.cluster.reduce_bw, buf, sizeof(buf));
         fprintf(f, "  reduce_bandwidth: %s\n", buf);
