@@ -10,6 +10,10 @@
  * Cost: 2 log2(p') steps (+2 when p is not a power of two), moving
  * 2 (p'-1)/p' n per rank.
  *
+ * reduce_scatter uses the halving alone over the p*count input (new rank
+ * b owns the blocks of the old ranks it stands for), accumulating in
+ * scratch; a folded odd rank forwards its partner's block at the end.
+ *
  * The whole vector is one range; every message is cut into channel and
  * chunk pieces, and dependencies follow the element ranges: a piece
  * depends on the pieces that wrote what it reads (or that read what it
@@ -21,7 +25,8 @@
 typedef struct rhd {
     core_alg_t *a;
     int p2, rem, nr, levels; /* power of two, folded ranks, new rank */
-    uint64_t n;
+    uint64_t n;              /* elements of the vector being reduced */
+    core_buf_t acc; /* where partial sums live: OUT, or SCRATCH for RS */
     int64_t *deps;
     uint64_t deps_cap;
     core_wlog_t w, w2; /* writers of OUT (current, spare) */
@@ -34,10 +39,14 @@ static int rhd_old(const rhd_t *h, int nr)
     return nr < h->rem ? 2 * nr + 1 : nr + h->rem;
 }
 
-/* Element offset of block b of p2 blocks. */
+/* Element offset of new rank b's block. all_reduce: p2 balanced blocks;
+ * reduce_scatter: the blocks of the old ranks it stands for (a folded
+ * pair owns two). */
 static uint64_t rhd_boff(const rhd_t *h, int b)
 {
     uint64_t off;
+    if (h->a->d->coll == HERD_COLL_REDUCE_SCATTER)
+        return (uint64_t)(b < h->rem ? 2 * b : b + h->rem) * h->a->d->count;
     core_split(h->n, (uint64_t)h->p2, (uint64_t)b, &off);
     return b >= h->p2 ? h->n : off;
 }
@@ -76,12 +85,12 @@ static void rhd_halving(rhd_t *h, core_buf_t src)
         rhd_msg(h, CORE_STEP_SEND, peer, src, CORE_BUF_NONE, so,
                 rhd_boff(h, shi) - so, &h->w, &h->sent[lv]);
         core_wlog_clear(&h->w2);
-        rhd_msg(h, CORE_STEP_RECV_REDUCE, peer, src, CORE_BUF_OUT, ko,
+        rhd_msg(h, CORE_STEP_RECV_REDUCE, peer, src, h->acc, ko,
                 rhd_boff(h, khi) - ko, &h->w, &h->w2);
         core_wlog_t t = h->w;
         h->w = h->w2;
         h->w2 = t;
-        src = CORE_BUF_OUT;
+        src = h->acc;
         lo = klo;
         hi = khi;
     }
@@ -142,11 +151,52 @@ static void rhd_allreduce(rhd_t *h)
                 &h->w, NULL);
 }
 
+/* reduce_scatter: halve over the p*count input, accumulating in scratch;
+ * then each rank copies its block out, and a folded pair's odd rank
+ * sends the even one its block. */
+static void rhd_reduce_scatter(rhd_t *h)
+{
+    core_alg_t *a = h->a;
+    int r = a->rank;
+    uint64_t cnt = a->d->count;
+    core_buf_t src = CORE_BUF_IN;
+    if (r < 2 * h->rem && r % 2 == 0) {
+        rhd_msg(h, CORE_STEP_SEND, r + 1, CORE_BUF_IN, CORE_BUF_NONE, 0, h->n,
+                NULL, NULL);
+        rhd_msg(h, CORE_STEP_RECV, r + 1, CORE_BUF_NONE, CORE_BUF_OUT, 0, cnt,
+                NULL, NULL);
+        return;
+    }
+    core_alg_scratch(a, h->n);
+    if (r < 2 * h->rem) {
+        rhd_msg(h, CORE_STEP_RECV_REDUCE, r - 1, CORE_BUF_IN, CORE_BUF_SCRATCH,
+                0, h->n, NULL, &h->w);
+        src = CORE_BUF_SCRATCH;
+    }
+    rhd_halving(h, src);
+    uint64_t own = (uint64_t)r * cnt;
+    if (r < 2 * h->rem)
+        rhd_msg(h, CORE_STEP_SEND, r - 1, CORE_BUF_SCRATCH, CORE_BUF_NONE,
+                own - cnt, cnt, &h->w, NULL);
+    uint64_t np = core_alg_npieces(a, cnt);
+    for (uint64_t i = 0; i < np; i++) {
+        int ch;
+        uint64_t po, pl = core_alg_piece(a, cnt, i, &ch, &po);
+        int nd = core_wlog_deps(a, &h->w, own + po, pl, &h->deps, &h->deps_cap);
+        core_alg_step(a, CORE_STEP_COPY, -1, ch, CORE_BUF_SCRATCH, own + po,
+                      CORE_BUF_OUT, po, pl, h->deps, nd);
+    }
+}
+
 herd_status_t core_algo_rhd(core_alg_t *a)
 {
-    if (a->d->coll != HERD_COLL_ALL_REDUCE)
+    int rs = a->d->coll == HERD_COLL_REDUCE_SCATTER;
+    if (a->d->coll != HERD_COLL_ALL_REDUCE && !rs)
         return HERD_ERR_UNSUPPORTED;
-    rhd_t h = {.a = a, .p2 = 1, .n = a->d->count};
+    rhd_t h = {.a = a,
+               .p2 = 1,
+               .n = a->d->count * (rs ? (uint64_t)a->p : 1),
+               .acc = rs ? CORE_BUF_SCRATCH : CORE_BUF_OUT};
     while (h.p2 * 2 <= a->p) {
         h.p2 *= 2;
         h.levels++;
@@ -157,7 +207,9 @@ herd_status_t core_algo_rhd(core_alg_t *a)
     h.sent = calloc((size_t)h.levels + 1, sizeof(*h.sent));
     if (!h.sent)
         return HERD_ERR_NO_MEMORY;
-    if (h.n > 0)
+    if (h.n > 0 && rs)
+        rhd_reduce_scatter(&h);
+    else if (h.n > 0)
         rhd_allreduce(&h);
     for (int i = 0; i <= h.levels; i++)
         core_wlog_free(&h.sent[i]);

@@ -88,7 +88,7 @@ int core_sched_supports(herd_algo_t algo, herd_coll_t coll)
     case HERD_ALGO_TREE:
         return coll == HERD_COLL_ALL_REDUCE;
     case HERD_ALGO_RHD:
-        return coll == HERD_COLL_ALL_REDUCE;
+        return coll == HERD_COLL_ALL_REDUCE || coll == HERD_COLL_REDUCE_SCATTER;
     case HERD_ALGO_DIRECT:
         return coll == HERD_COLL_ALL_TO_ALL || coll == HERD_COLL_ALL_GATHER ||
                coll == HERD_COLL_GATHER || coll == HERD_COLL_SCATTER ||
