@@ -10,9 +10,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sim/nccl_model.h"
-#include "sim/sim.h"
 
 enum { HW_NVLINK, HW_PCI, HW_NET };
 
@@ -56,15 +56,17 @@ static const uint64_t max_threads[3] = {512, 640, 512};
 /* Bytes on the wire per payload byte: LL 8 + 8 flag, LL128 120 of 128. */
 static const double wire_factor[3] = {2.0, 128.0 / 120.0, 1.0};
 
+static const char *const algo_names[] = {"tree", "ring"};
+static const char *const proto_names[] = {"LL", "LL128", "Simple"};
+
 const char *sim_nccl_algo_name(sim_nccl_algo_t a)
 {
-    return a == SIM_NCCL_TREE ? "tree" : a == SIM_NCCL_RING ? "ring" : "?";
+    return (unsigned)a < SIM_NCCL_NALGO ? algo_names[a] : "?";
 }
 
 const char *sim_nccl_proto_name(sim_nccl_proto_t p)
 {
-    static const char *const n[] = {"LL", "LL128", "Simple"};
-    return (unsigned)p < SIM_NCCL_NPROTO ? n[p] : "?";
+    return (unsigned)p < SIM_NCCL_NPROTO ? proto_names[p] : "?";
 }
 
 static int log2i(uint64_t n)
@@ -131,6 +133,30 @@ static void graph_search(sim_nccl_topo_t *t)
     t->channels = ch;
 }
 
+/* NCCL_ALGO / NCCL_PROTO as NCCL reads them: a comma-separated list of
+ * names (case-insensitive), "^" first to exclude them instead. Names of
+ * algorithms the model lacks (NVLS, CollNet, PAT) are ignored, and so is
+ * the per-collective "func:list" form. 0: no restriction. */
+static unsigned parse_mask(const char *v, const char *const *names, int n)
+{
+    if (!v || !*v || strchr(v, ':'))
+        return 0;
+    int neg = v[0] == '^';
+    unsigned m = 0;
+    const char *s = v + neg;
+    while (*s) {
+        size_t len = strcspn(s, ",");
+        for (int i = 0; i < n; i++)
+            if (strlen(names[i]) == len && !strncasecmp(s, names[i], len))
+                m |= 1u << i;
+        s += len + (s[len] == ',');
+    }
+    unsigned all = (1u << n) - 1;
+    if (neg)
+        m = all & ~m;
+    return m ? m : all; /* nothing we model: leave every pair on */
+}
+
 herd_status_t sim_nccl_topo_init(const herd_cluster_t *cl, int nranks,
                                  int nnodes, sim_nccl_topo_t *out)
 {
@@ -152,6 +178,9 @@ herd_status_t sim_nccl_topo_init(const herd_cluster_t *cl, int nranks,
     t.nics = nics < t.ppn ? nics : t.ppn;
     t.intra_lat_us = cl->intra.latency * 1e6;
     t.inter_lat_us = cl->inter.latency * 1e6;
+    t.algo_mask = parse_mask(getenv("NCCL_ALGO"), algo_names, SIM_NCCL_NALGO);
+    t.proto_mask =
+        parse_mask(getenv("NCCL_PROTO"), proto_names, SIM_NCCL_NPROTO);
     graph_search(&t);
     *out = t;
     return HERD_OK;
@@ -235,6 +264,9 @@ double sim_nccl_time(const sim_nccl_topo_t *t, herd_coll_t coll,
         return a == SIM_NCCL_RING && p == SIM_NCCL_SIMPLE ? 0 : -1;
     if (a == SIM_NCCL_TREE && coll != HERD_COLL_ALL_REDUCE)
         return -1;
+    if ((t->algo_mask && !(t->algo_mask & (1u << a))) ||
+        (t->proto_mask && !(t->proto_mask & (1u << p))))
+        return -1; /* NCCL_ALGO / NCCL_PROTO */
     double bw = model_bw(t, coll, a, p);
     if (!(bw > 0))
         return -1;
@@ -308,9 +340,11 @@ static uint64_t hop_extra_ns(const sim_nccl_topo_t *t,
                                                        : t->nnodes - 1;
         hops = steps;
         path = (steps - inter) * t->intra_lat_us + inter * t->inter_lat_us;
-    } else {
-        hops = 2.0 * log2i((uint64_t)t->nranks);
-        path = hops * (t->nnodes > 1 ? t->inter_lat_us : t->intra_lat_us);
+    } else { /* chain up and down inside the node, binary trees across */
+        int depth = log2i((uint64_t)t->nnodes);
+        hops = 2.0 * (t->ppn - 1) + 2.0 * depth;
+        path = 2.0 * (t->ppn - 1) * t->intra_lat_us +
+               2.0 * depth * t->inter_lat_us;
     }
     if (hops < 1 || pl->lat_us <= path)
         return 0;
@@ -366,8 +400,8 @@ herd_status_t sim_nccl_plan(const sim_nccl_topo_t *t, herd_coll_t coll,
     return HERD_OK;
 }
 
-static uint64_t nccl_nbytes(herd_coll_t coll, uint64_t count, size_t esize,
-                            int nranks)
+uint64_t sim_nccl_nbytes(herd_coll_t coll, uint64_t count, size_t esize,
+                         int nranks)
 {
     uint64_t n = count * esize;
     if (coll == HERD_COLL_ALL_GATHER || coll == HERD_COLL_REDUCE_SCATTER)
@@ -387,7 +421,8 @@ herd_status_t sim_nccl_predict(const herd_cluster_t *cluster, int nranks,
     sim_nccl_topo_t t;
     herd_status_t st = sim_nccl_topo_init(cluster, nranks, 0, &t);
     if (st == HERD_OK)
-        st = sim_nccl_plan(&t, coll, nccl_nbytes(coll, count, es, nranks), out);
+        st = sim_nccl_plan(&t, coll, sim_nccl_nbytes(coll, count, es, nranks),
+                           out);
     return st;
 }
 
@@ -396,231 +431,4 @@ uint64_t sim_nccl_wire_bytes(const sim_nccl_plan_t *plan, uint64_t bytes)
     if (!plan->valid || plan->wire == 1.0)
         return bytes;
     return (uint64_t)ceil((double)bytes * plan->wire);
-}
-
-/* ---- execution: NCCL's channels as rings over node-major orders ---- */
-
-typedef struct ring_map {
-    int *pos2rank; /* ring position -> group rank */
-    int *rank2pos;
-} ring_map_t;
-
-/* Ranks of a group in node-major order (stable), as NCCL's rings visit
- * nodes; `node[i]` is member i's node. */
-static void node_major(const int *node, int p, int *order)
-{
-    for (int i = 0; i < p; i++)
-        order[i] = i;
-    for (int i = 1; i < p; i++) { /* insertion sort: stable, O(p) if sorted */
-        int v = order[i], j = i - 1;
-        while (j >= 0 && node[order[j]] > node[v]) {
-            order[j + 1] = order[j];
-            j--;
-        }
-        order[j + 1] = v;
-    }
-}
-
-/* Channel c's ring: within every node the members are rotated by c, so
- * each channel enters and leaves a node through different GPUs (and
- * their NICs), as NCCL's rings do on rail-connected nodes. */
-static void ring_for_channel(const int *order, const int *node, int p, int c,
-                             ring_map_t *m)
-{
-    for (int s = 0; s < p;) {
-        int e = s;
-        while (e < p && node[order[e]] == node[order[s]])
-            e++;
-        int len = e - s;
-        for (int k = 0; k < len; k++)
-            m->pos2rank[s + k] = order[s + (k + c) % len];
-        s = e;
-    }
-    for (int i = 0; i < p; i++)
-        m->rank2pos[m->pos2rank[i]] = i;
-}
-
-typedef struct lower_ctx {
-    const core_sched_desc_t *d; /* the whole collective */
-    const int *pos2rank;
-    uint64_t coff, clen; /* this channel's element range */
-    uint64_t scratch_base;
-    int channel;
-} lower_ctx_t;
-
-static uint64_t remap(const lower_ctx_t *L, int buf, uint64_t off)
-{
-    herd_coll_t coll = L->d->coll;
-    if (buf == CORE_BUF_SCRATCH)
-        return off + L->scratch_base;
-    if ((coll == HERD_COLL_ALL_GATHER && buf == CORE_BUF_OUT) ||
-        (coll == HERD_COLL_REDUCE_SCATTER && buf == CORE_BUF_IN)) {
-        uint64_t b = off / L->clen, x = off % L->clen;
-        return (uint64_t)L->pos2rank[b] * L->d->count + L->coff + x;
-    }
-    return off + L->coff;
-}
-
-/* Append one channel's schedule (lowered in ring positions) to out. */
-static herd_status_t append(const lower_ctx_t *L, const core_sched_t *sub,
-                            core_sched_t *out)
-{
-    uint32_t base = out->nsteps;
-    int64_t deps[64];
-    for (uint32_t i = 0; i < sub->nsteps; i++) {
-        const core_step_t *st = &sub->steps[i];
-        int64_t *dv = st->ndeps <= 64 ? deps : malloc(st->ndeps * sizeof(*dv));
-        if (!dv)
-            return HERD_ERR_NO_MEMORY;
-        for (uint32_t k = 0; k < st->ndeps; k++)
-            dv[k] = (int64_t)sub->deps[st->dep_off + k] + base;
-        int peer = st->peer >= 0 ? L->pos2rank[st->peer] : -1;
-        int64_t r = core_sched_add(
-            out, (core_step_kind_t)st->kind, peer, L->channel,
-            (core_buf_t)st->src_buf, remap(L, st->src_buf, st->src_off),
-            (core_buf_t)st->dst_buf, remap(L, st->dst_buf, st->dst_off),
-            st->count, dv, (int)st->ndeps);
-        if (dv != deps)
-            free(dv);
-        if (r < 0)
-            return (herd_status_t)r;
-    }
-    return HERD_OK;
-}
-
-static herd_status_t lower_channel(const lower_ctx_t *L, const int *rank2pos,
-                                   core_sched_t *out)
-{
-    const core_sched_desc_t *d = L->d;
-    core_sched_desc_t sd = *d;
-    sd.algo = HERD_ALGO_RING;
-    sd.rank = rank2pos[d->rank];
-    sd.root = d->root >= 0 && d->root < d->nranks ? rank2pos[d->root] : 0;
-    sd.count = L->clen;
-    sd.channels = 1;
-    core_sched_t sub;
-    memset(&sub, 0, sizeof(sub));
-    herd_status_t st = core_sched_lower(&sd, &sub);
-    if (st == HERD_OK)
-        st = append(L, &sub, out);
-    if (st == HERD_OK)
-        out->scratch_count = L->scratch_base + sub.scratch_count;
-    core_sched_fini(&sub);
-    return st;
-}
-
-/* A ring collective over NCCL's channels: each channel an independent
- * ring over its contiguous part of the data (NCCL >= 2.22). */
-static herd_status_t lower_rings(const core_sched_desc_t *d, const int *node,
-                                 core_sched_t *out)
-{
-    int p = d->nranks;
-    int *mem = malloc(3 * (size_t)p * sizeof(int));
-    if (!mem)
-        return HERD_ERR_NO_MEMORY;
-    ring_map_t m = {mem + p, mem + 2 * (size_t)p};
-    node_major(node, p, mem);
-    memset(out, 0, sizeof(*out));
-    out->desc = *d;
-    herd_status_t st = HERD_OK;
-    for (int c = 0; c < d->channels && st == HERD_OK; c++) {
-        lower_ctx_t L = {.d = d,
-                         .pos2rank = m.pos2rank,
-                         .channel = c,
-                         .scratch_base = out->scratch_count};
-        uint64_t q = d->count / (uint64_t)d->channels;
-        uint64_t rem = d->count % (uint64_t)d->channels, uc = (uint64_t)c;
-        L.coff = uc * q + (uc < rem ? uc : rem); /* balanced split */
-        L.clen = q + (uc < rem ? 1 : 0);
-        if (L.clen == 0)
-            continue;
-        ring_for_channel(mem, node, p, c, &m);
-        st = lower_channel(&L, m.rank2pos, out);
-    }
-    free(mem);
-    if (st != HERD_OK)
-        core_sched_fini(out);
-    return st;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-/* Distinct values of node[0..p). */
-static int count_nodes(const int *node, int p)
-{
-    int sorted = 1, n = 1;
-    for (int i = 1; i < p; i++) {
-        sorted &= node[i] >= node[i - 1];
-        n += node[i] != node[i - 1];
-    }
-    if (sorted)
-        return n;
-    int *tmp = malloc((size_t)p * sizeof(int));
-    if (!tmp)
-        return -1;
-    memcpy(tmp, node, (size_t)p * sizeof(int));
-    qsort(tmp, (size_t)p, sizeof(int), cmp_int);
-    n = 1;
-    for (int i = 1; i < p; i++)
-        n += tmp[i] != tmp[i - 1];
-    free(tmp);
-    return n;
-}
-
-/* Members' nodes, and the instance's plan, computed once (by its first
- * lowering member). */
-static herd_status_t inst_plan(sim_world_t *w, sim_inst_t *inst, int *node)
-{
-    int gpn = w->gpus_per_node > 0 ? w->gpus_per_node : 1;
-    for (int i = 0; i < inst->p; i++)
-        node[i] = sim_inst_world_rank(inst, i) / gpn;
-    if (inst->nccl.valid)
-        return HERD_OK;
-    int nnodes = count_nodes(node, inst->p);
-    if (nnodes < 1)
-        return HERD_ERR_NO_MEMORY;
-    sim_nccl_topo_t t;
-    herd_status_t st =
-        sim_nccl_topo_init(&w->opts.cluster, inst->p, nnodes, &t);
-    size_t es = herd_dtype_size(inst->args.dtype);
-    if (st == HERD_OK)
-        st = sim_nccl_plan(
-            &t, inst->args.coll,
-            nccl_nbytes(inst->args.coll, inst->args.count, es, inst->p),
-            &inst->nccl);
-    return st;
-}
-
-herd_status_t sim_nccl_lower(sim_world_t *w, sim_inst_t *inst, int rank,
-                             core_sched_t *out)
-{
-    int *node = malloc((size_t)inst->p * sizeof(int));
-    if (!node)
-        return HERD_ERR_NO_MEMORY;
-    herd_status_t st = inst_plan(w, inst, node);
-    const sim_nccl_plan_t *pl = &inst->nccl;
-    const core_coll_args_t *a = &inst->args;
-    core_sched_desc_t d = {.coll = a->coll,
-                           .algo = pl->lower,
-                           .nranks = inst->p,
-                           .rank = rank,
-                           .root = a->root,
-                           .count = a->count,
-                           .elem_size = herd_dtype_size(a->dtype),
-                           .channels = pl->channels > 0 ? pl->channels : 1,
-                           .chunk_bytes = pl->slice_bytes,
-                           .ranks_per_node = 0};
-    if (st == HERD_OK) {
-        memset(out, 0, sizeof(*out));
-        if (pl->lower == HERD_ALGO_RING && inst->p > 1)
-            st = lower_rings(&d, node, out);
-        else
-            st = core_sched_lower(&d, out);
-    }
-    free(node);
-    return st;
 }

@@ -55,6 +55,8 @@ typedef struct sim_nccl_topo {
     int channels;        /* comm->nChannels after duplication */
     double intra_lat_us; /* the simulator's path latencies */
     double inter_lat_us;
+    unsigned algo_mask;  /* bit per sim_nccl_algo_t allowed; 0: all */
+    unsigned proto_mask; /* bit per sim_nccl_proto_t allowed; 0: all */
 } sim_nccl_topo_t;
 
 /* NCCL's choice for one collective and how the simulator runs it. */
@@ -76,8 +78,14 @@ typedef struct sim_nccl_plan {
 const char *sim_nccl_algo_name(sim_nccl_algo_t a);
 const char *sim_nccl_proto_name(sim_nccl_proto_t p);
 
+/* NCCL's nBytes for a call of `count` elements: count * esize, times
+ * nranks for all_gather and reduce_scatter. */
+uint64_t sim_nccl_nbytes(herd_coll_t coll, uint64_t count, size_t esize,
+                         int nranks);
+
 /* The topology NCCL would see for `nranks` ranks spread over `nnodes`
- * nodes of `cluster` (nnodes 0: ranks fill nodes in order). */
+ * nodes of `cluster` (nnodes 0: ranks fill nodes in order). NCCL_ALGO
+ * and NCCL_PROTO in the environment restrict the choice as in NCCL. */
 herd_status_t sim_nccl_topo_init(const herd_cluster_t *cluster, int nranks,
                                  int nnodes, sim_nccl_topo_t *out);
 
