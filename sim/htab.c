@@ -15,10 +15,18 @@ uint64_t sim_hash64(uint64_t x)
     return x;
 }
 
+/* Fibonacci hashing: one multiply, the top bits pick the slot. Keys here
+ * are small structured integers, which it spreads well. */
+static size_t home_of(const sim_htab_t *h, uint64_t key)
+{
+    int bits = __builtin_ctzll((unsigned long long)h->cap);
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - bits));
+}
+
 static size_t slot_of(const sim_htab_t *h, uint64_t key)
 {
     size_t mask = h->cap - 1;
-    size_t i = (size_t)sim_hash64(key) & mask;
+    size_t i = home_of(h, key);
     while (h->vals[i] && h->keys[i] != key)
         i = (i + 1) & mask;
     return i;
@@ -81,7 +89,7 @@ void sim_htab_del(sim_htab_t *h, uint64_t key)
     h->n--;
     /* Shift later members of the probe run back so lookups stay exact. */
     for (size_t j = (i + 1) & mask; h->vals[j]; j = (j + 1) & mask) {
-        size_t home = (size_t)sim_hash64(h->keys[j]) & mask;
+        size_t home = home_of(h, h->keys[j]);
         int movable =
             (j > i) ? (home <= i || home > j) : (home <= i && home > j);
         if (movable) {
