@@ -172,7 +172,7 @@ void ddp_collect_step(const ddp_collect_t *c, long it, ddp_step_pred_t *o)
     o->nbuckets = ddp_job_layout(c->job, it)->n;
     if (it < 0 || it >= DDP_REC_MAX_ITERS)
         return;
-    uint64_t worst_compute = 0;
+    uint64_t worst_compute = 0; /* latest end of backward */
     double sum = 0;
     int n = 0;
     o->complete = 1;
@@ -187,9 +187,9 @@ void ddp_collect_step(const ddp_collect_t *c, long it, ddp_step_pred_t *o)
         sum += d;
         n++;
         o->max_step_s = d > o->max_step_s ? d : o->max_step_s;
-        uint64_t comp = s->bwd_end > s->start ? s->bwd_end - s->start : 0;
-        if (o->critical_rank < 0 || comp > worst_compute) {
-            worst_compute = comp;
+        /* the rank whose backward ends last: the others wait for it */
+        if (o->critical_rank < 0 || s->bwd_end > worst_compute) {
+            worst_compute = s->bwd_end;
             o->critical_rank = r;
         }
     }

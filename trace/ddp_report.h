@@ -5,7 +5,7 @@
  * end of finalize, and per bucket its ready (mark "ready bK"), launch
  * (all_reduce posted) and end times. From these: step time, exposed
  * communication (finalize end - backward end on the critical rank, the
- * one whose compute finished last), the overlap fraction (1 - exposed /
+ * one whose backward ends last), the overlap fraction (1 - exposed /
  * busy time of the bucket all_reduces) and the critical rank; plus, when
  * the job hangs or fails, what every rank was doing. */
 #ifndef HERD_TRACE_DDP_REPORT_H
