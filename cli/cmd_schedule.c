@@ -26,6 +26,7 @@ static const char usage[] =
     "  --root R            root of broadcast/reduce/gather/scatter "
     "(default 0)\n"
     "  --ranks-per-node N  node size for hier (default: one node)\n"
+    "  --inter A           hier's inter-node part: ring (default) or tree\n"
     "  --rank R            print only rank R (default: every rank)\n"
     "  --verify            also check the schedule symbolically (exit 1 if "
     "it\n"
@@ -45,6 +46,14 @@ static int parse_value(const char *flag, const char *val, sched_opts_t *o)
     core_sched_desc_t *d = &o->d;
     if (!strcmp(flag, "--algo"))
         return herd_algo_parse(val, &d->algo) == HERD_OK ? 0 : -1;
+    if (!strcmp(flag, "--inter")) {
+        herd_algo_t a;
+        if (herd_algo_parse(val, &a) != HERD_OK ||
+            (a != HERD_ALGO_RING && a != HERD_ALGO_TREE))
+            return -1;
+        d->hier_inter = a;
+        return 0;
+    }
     if (!strcmp(flag, "--coll")) {
         herd_coll_t c;
         if (herd_coll_parse(val, &c) != HERD_OK || c == HERD_COLL_SEND ||

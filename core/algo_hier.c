@@ -2,8 +2,9 @@
  * node (desc->ranks_per_node; rank r is local rank r % L of node r / L):
  *   1. intra-node ring reduce-scatter: local rank l ends with block
  *      (l+1) % L of the channel range, summed over its node;
- *   2. inter-node ring all_reduce of that block among the N ranks with the
- *      same local rank (one per node);
+ *   2. inter-node all_reduce of that block among the N ranks with the
+ *      same local rank (one per node): a ring, or with
+ *      desc->hier_inter = TREE a double binary tree (cell k on tree k % 2);
  *   3. intra-node ring all-gather of the blocks.
  * Cost: 2(L-1) intra steps of n/L plus 2(N-1) inter steps of n/(L N): the
  * slow inter-node links carry 2(N-1)/N * n/L per rank instead of the
@@ -22,6 +23,7 @@ typedef struct hier {
     int inext, iprev, xnext, xprev; /* intra / inter ring neighbours */
     uint64_t cb, cn, J, K;          /* channel range, chunks, cells/block */
     int ch;
+    int tree;         /* inter-node part: double binary tree, not ring */
     int64_t *last;    /* K: latest writer of each cell of the own block */
     int64_t *rs_send; /* (L-1) * K: phase 1 sends (what phase 3 overwrites) */
     int64_t *x_send;  /* (N-1) * J: phase 2 reduce-scatter sends */
@@ -94,6 +96,40 @@ static void hier_inter(hier_t *h, int ob, core_buf_t src)
         }
 }
 
+/* Phase 2 as a double binary tree across nodes: cell k is reduced up and
+ * broadcast down tree k % 2 (heap or mirrored numbering of the nodes). */
+static void hier_inter_tree(hier_t *h, int ob, core_buf_t src)
+{
+    int par[2], kid[2][2];
+    for (int t = 0; t < 2; t++)
+        core_tree_node(h->N, h->node, t, &par[t], kid[t]);
+    for (uint64_t k = 0; k < h->K; k++) {
+        int t = (int)(k % 2);
+        int64_t prev = h->last[k];
+        core_buf_t cur = src;
+        for (int c = 0; c < 2; c++) {
+            if (kid[t][c] < 0)
+                continue;
+            prev = hier_xfer(h, CORE_STEP_RECV_REDUCE, kid[t][c] * h->L + h->l,
+                             cur, CORE_BUF_OUT, ob, k, prev);
+            cur = CORE_BUF_OUT;
+        }
+        if (par[t] >= 0) {
+            int up = par[t] * h->L + h->l;
+            int64_t snd = hier_xfer(h, CORE_STEP_SEND, up, cur, CORE_BUF_NONE,
+                                    ob, k, prev);
+            /* the result overwrites what the send up read (in place) */
+            prev = hier_xfer(h, CORE_STEP_RECV, up, CORE_BUF_NONE, CORE_BUF_OUT,
+                             ob, k, snd);
+        }
+        for (int c = 0; c < 2; c++)
+            if (kid[t][c] >= 0)
+                hier_xfer(h, CORE_STEP_SEND, kid[t][c] * h->L + h->l,
+                          CORE_BUF_OUT, CORE_BUF_NONE, ob, k, prev);
+        h->last[k] = prev;
+    }
+}
+
 /* Phase 3: ring all-gather inside the node. */
 static void hier_intra_ag(hier_t *h)
 {
@@ -121,8 +157,12 @@ static void hier_channel(hier_t *h)
     h->x_send = core_alg_idx(a, (uint64_t)(h->N - 1) * h->J);
     if (h->last && h->ag_last && h->rs_send && h->x_send) {
         hier_intra_rs(h);
-        hier_inter(h, core_mod(h->l + 1, h->L),
-                   h->L > 1 ? CORE_BUF_OUT : CORE_BUF_IN);
+        int ob = core_mod(h->l + 1, h->L);
+        core_buf_t src = h->L > 1 ? CORE_BUF_OUT : CORE_BUF_IN;
+        if (h->tree)
+            hier_inter_tree(h, ob, src);
+        else
+            hier_inter(h, ob, src);
         hier_intra_ag(h);
     }
     free(h->last);
@@ -140,8 +180,16 @@ herd_status_t core_algo_hier(core_alg_t *a)
         L = p;
     if (p % L != 0)
         return HERD_ERR_INVALID_ARG;
-    hier_t h = {
-        .a = a, .L = L, .N = p / L, .l = a->rank % L, .node = a->rank / L};
+    herd_algo_t inter = a->d->hier_inter;
+    if (inter != HERD_ALGO_AUTO && inter != HERD_ALGO_RING &&
+        inter != HERD_ALGO_TREE)
+        return HERD_ERR_INVALID_ARG;
+    hier_t h = {.a = a,
+                .L = L,
+                .N = p / L,
+                .l = a->rank % L,
+                .node = a->rank / L,
+                .tree = inter == HERD_ALGO_TREE};
     int nb = h.node * L;
     h.inext = nb + core_mod(h.l + 1, L);
     h.iprev = nb + core_mod(h.l - 1, L);

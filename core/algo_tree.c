@@ -20,22 +20,25 @@ typedef struct tnode {
     int child[2]; /* -1 if absent */
 } tnode_t;
 
-static tnode_t tree_node(int p, int r, int mirror)
+void core_tree_node(int p, int r, int mirror, int *parent, int child[2])
 {
     int id = mirror ? p - 1 - r : r;
-    tnode_t t = {-1, {-1, -1}};
-    if (id > 0)
-        t.parent = (id - 1) / 2;
+    *parent = id > 0 ? (id - 1) / 2 : -1;
     for (int k = 0; k < 2; k++)
-        if (2 * id + 1 + k < p)
-            t.child[k] = 2 * id + 1 + k;
-    if (mirror) {
-        if (t.parent >= 0)
-            t.parent = p - 1 - t.parent;
-        for (int k = 0; k < 2; k++)
-            if (t.child[k] >= 0)
-                t.child[k] = p - 1 - t.child[k];
-    }
+        child[k] = 2 * id + 1 + k < p ? 2 * id + 1 + k : -1;
+    if (!mirror)
+        return;
+    if (*parent >= 0)
+        *parent = p - 1 - *parent;
+    for (int k = 0; k < 2; k++)
+        if (child[k] >= 0)
+            child[k] = p - 1 - child[k];
+}
+
+static tnode_t tree_node(int p, int r, int mirror)
+{
+    tnode_t t;
+    core_tree_node(p, r, mirror, &t.parent, t.child);
     return t;
 }
 

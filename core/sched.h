@@ -58,16 +58,16 @@ typedef enum core_buf {
 } core_buf_t;
 
 typedef struct core_step {
-    uint8_t kind;      /* core_step_kind_t */
-    uint8_t src_buf;   /* core_buf_t: SEND, RECV_REDUCE, COPY */
-    uint8_t dst_buf;   /* core_buf_t: RECV, RECV_REDUCE, COPY */
+    uint8_t kind;    /* core_step_kind_t */
+    uint8_t src_buf; /* core_buf_t: SEND, RECV_REDUCE, COPY */
+    uint8_t dst_buf; /* core_buf_t: RECV, RECV_REDUCE, COPY */
     uint8_t reserved;
     uint16_t channel;
     uint16_t reserved2;
-    int32_t peer;      /* group rank; -1 for COPY */
-    uint32_t dep_off;  /* this step's dependencies: deps[dep_off..+ndeps) */
+    int32_t peer;     /* group rank; -1 for COPY */
+    uint32_t dep_off; /* this step's dependencies: deps[dep_off..+ndeps) */
     uint32_t ndeps;
-    uint64_t src_off;  /* elements */
+    uint64_t src_off; /* elements */
     uint64_t dst_off;
     uint64_t count;
 } core_step_t;
@@ -75,22 +75,24 @@ typedef struct core_step {
 /* What to lower. */
 typedef struct core_sched_desc {
     herd_coll_t coll;
-    herd_algo_t algo;     /* not AUTO: resolve with core_sched_pick first */
+    herd_algo_t algo; /* not AUTO: resolve with core_sched_pick first */
     int nranks;
     int rank;
-    int root;             /* broadcast/reduce/gather/scatter; else ignored */
-    uint64_t count;       /* as in the public call */
-    size_t elem_size;     /* bytes per element (chunking is in bytes) */
-    int channels;         /* >= 1 */
-    uint64_t chunk_bytes; /* pipeline chunk; 0: no chunking */
-    int ranks_per_node;   /* hier: ranks per node (0: nranks) */
+    int root;               /* broadcast/reduce/gather/scatter; else ignored */
+    uint64_t count;         /* as in the public call */
+    size_t elem_size;       /* bytes per element (chunking is in bytes) */
+    int channels;           /* >= 1 */
+    uint64_t chunk_bytes;   /* pipeline chunk; 0: no chunking */
+    int ranks_per_node;     /* hier: ranks per node (0: nranks) */
+    herd_algo_t hier_inter; /* hier: inter-node part, RING (AUTO/0 means
+                               ring) or TREE (double binary tree) */
 } core_sched_desc_t;
 
 typedef struct core_sched {
     core_sched_desc_t desc;
     core_step_t *steps;
     uint32_t nsteps, steps_cap;
-    uint32_t *deps;       /* step indices, each < the depending step's */
+    uint32_t *deps; /* step indices, each < the depending step's */
     uint32_t ndeps, deps_cap;
     uint64_t scratch_count; /* elements of scratch needed */
 } core_sched_t;

@@ -91,6 +91,11 @@ static inline void core_alg_scratch(core_alg_t *a, uint64_t n)
 /* int64 array of n entries set to -1 (NULL + a->err on failure). */
 int64_t *core_alg_idx(core_alg_t *a, uint64_t n);
 
+/* Node r of the binary tree over p ranks used by the tree algorithm:
+ * heap numbering (mirror 0) or the mirrored numbering p-1-r (mirror 1).
+ * Sets *parent (-1 at the root) and child[0..1] (-1 if absent). */
+void core_tree_node(int p, int r, int mirror, int *parent, int child[2]);
+
 /* Algorithm families. Each lowers desc->coll for desc->rank; the caller
  * has validated the descriptor and handles p == 1 generically. */
 herd_status_t core_algo_ring(core_alg_t *a);

@@ -51,7 +51,7 @@ START_TEST(test_all_ranks_verify)
     ck_assert_ptr_nonnull(strstr(out, "# verify: ok"));
     free(out);
     rc = run_herd("--algo hier -p 8 --ranks-per-node 4 --count 1K "
-                  "--dtype float64 --verify",
+                  "--dtype float64 --inter tree --verify",
                   &out);
     ck_assert_int_eq(rc, 0);
     ck_assert_ptr_nonnull(strstr(out, "# verify: ok"));
@@ -95,6 +95,7 @@ START_TEST(test_bad_usage)
     expect_usage_error("--algo hier -p 6 --ranks-per-node 4",
                        "does not divide");
     expect_usage_error("stray", "unexpected argument 'stray'");
+    expect_usage_error("--inter direct", "bad value 'direct' for --inter");
 }
 END_TEST
 

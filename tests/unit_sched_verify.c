@@ -119,6 +119,37 @@ ALGO_TEST(direct, HERD_ALGO_DIRECT)
 ALGO_TEST(binomial, HERD_ALGO_BINOMIAL)
 ALGO_TEST(hier, HERD_ALGO_HIER)
 
+/* hier with a double binary tree across nodes, every node size. */
+START_TEST(test_hier_tree)
+{
+    for (int p = 1; p <= 40; p++)
+        for (int L = 1; L <= p; L++) {
+            if (p % L)
+                continue;
+            uint64_t counts[] = {0, 1, 7, 3 * (uint64_t)p + 1};
+            for (size_t i = 0; i < 4; i++)
+                for (int v = 0; v < 2; v++) {
+                    core_sched_desc_t d = {.coll = HERD_COLL_ALL_REDUCE,
+                                           .algo = HERD_ALGO_HIER,
+                                           .nranks = p,
+                                           .count = counts[i],
+                                           .elem_size = 4,
+                                           .channels = v ? 2 : 1,
+                                           .chunk_bytes = v ? 8 : 0,
+                                           .ranks_per_node = L,
+                                           .hier_inter = HERD_ALGO_TREE};
+                    char why[600];
+                    herd_status_t st =
+                        core_sched_verify(&d, NULL, why, sizeof(why));
+                    ck_assert_msg(st == HERD_OK,
+                                  "hier/tree p=%d L=%d n=%llu "
+                                  "v=%d: %s",
+                                  p, L, (unsigned long long)counts[i], v, why);
+                }
+        }
+}
+END_TEST
+
 START_TEST(test_auto)
 {
     /* AUTO resolves by size: small and large counts take both branches */
@@ -142,6 +173,7 @@ int main(void)
     tcase_add_test(tc, test_direct);
     tcase_add_test(tc, test_binomial);
     tcase_add_test(tc, test_hier);
+    tcase_add_test(tc, test_hier_tree);
     tcase_add_test(tc, test_auto);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
