@@ -169,6 +169,11 @@ START_TEST(test_single_bucket_then_rebuild)
     long fin = find(r, 'm', "finalize", 1);
     ck_assert_int_lt(find(r, 'w', "", 4), fin);
     ck_assert_int_lt(fin, find(r, 'c', "optimizer", 1));
+    /* the constructor's state broadcast comes before the first step */
+    ck_assert_int_eq(count(r, 'b', "init_sync"), 1);
+    ck_assert_int_lt(find(r, 'b', "init_sync", 0), find(r, 'm', "step", 0));
+    ck_assert_uint_eq(r->ev[find(r, 'b', "init_sync", 0)].count,
+                      4 * 1048576 + 524288);
     /* buffers broadcast at every forward after a synchronising step */
     ck_assert_int_eq(count(r, 'b', "buffers"), 3);
     free(r);

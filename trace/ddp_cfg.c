@@ -18,6 +18,7 @@ void ddp_cfg_init(ddp_cfg_t *c)
     snprintf(c->model, sizeof(c->model), "gpt2_small");
     c->bucket_cap_mb = 25;
     c->broadcast_buffers = 1;
+    c->init_sync = 1;
     c->grad_accum = 1;
     c->grad_dtype = HERD_FLOAT32;
     c->steps = 4;
@@ -45,6 +46,7 @@ static const key_def_t keys[] = {
     {"static_graph", K_BOOL, F(static_graph), 0, 0},
     {"gradient_as_bucket_view", K_BOOL, F(grad_as_bucket_view), 0, 0},
     {"broadcast_buffers", K_BOOL, F(broadcast_buffers), 0, 0},
+    {"init_sync", K_BOOL, F(init_sync), 0, 0},
     {"grad_accum", K_INT, F(grad_accum), 1, 1e6},
     {"grad_dtype", K_SPECIAL, 0, 0, 0},
     {"comm_hook", K_SPECIAL, 0, 0, 0},

@@ -40,6 +40,7 @@ typedef struct ddp_cfg {
     int static_graph;
     int grad_as_bucket_view;
     int broadcast_buffers;
+    int init_sync;  /* the constructor's broadcast of the module state */
     int grad_accum; /* no_sync for N-1 of every N iterations */
     int have_grad_dtype;
     herd_dtype_t grad_dtype; /* mixed precision: the gradients' dtype */

@@ -259,6 +259,22 @@ static herd_status_t iteration(walk_t *w, long iter, int *raised)
     return st == HERD_OK ? rank0_extras(w, iter) : st;
 }
 
+/* The DDP constructor's _sync_module_states: parameters and buffers
+ * broadcast from rank 0 in 250 MiB chunks, before the first iteration. */
+static herd_status_t init_sync(walk_t *w)
+{
+    const ddp_model_t *m = &w->job->model;
+    uint64_t total = m->total_bytes + m->buffer_bytes;
+    herd_status_t st = HERD_OK;
+    for (uint64_t off = 0; st == HERD_OK && off < total;
+         off += BUFFER_CHUNK_BYTES) {
+        uint64_t n = total - off;
+        st = bcast(w, n < BUFFER_CHUNK_BYTES ? n : BUFFER_CHUNK_BYTES,
+                   HERD_UINT8, "init_sync");
+    }
+    return st;
+}
+
 herd_status_t ddp_job_walk(const ddp_job_t *job, int rank,
                            const ddp_emit_ops_t *ops, void *ctx, int *raised,
                            char *msg)
@@ -276,6 +292,8 @@ herd_status_t ddp_job_walk(const ddp_job_t *job, int rank,
     herd_status_t st = w.left && w.used ? HERD_OK : HERD_ERR_NO_MEMORY;
     *raised = 0;
     msg[0] = '\0';
+    if (st == HERD_OK && job->cfg.init_sync)
+        st = init_sync(&w);
     for (long it = 0; st == HERD_OK && !*raised && it < job->rank_iters[rank];
          it++)
         st = iteration(&w, it, raised);
