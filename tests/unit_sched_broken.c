@@ -41,6 +41,33 @@ static herd_status_t lower_wrong_offset(const core_sched_desc_t *d,
     return st;
 }
 
+static herd_status_t lower_out_of_range(const core_sched_desc_t *d,
+                                        core_sched_t *s)
+{
+    herd_status_t st = core_sched_lower(d, s);
+    if (st == HERD_OK && d->rank == 1)
+        s->steps[nth(s, CORE_STEP_RECV, 0)].dst_off = d->count;
+    return st;
+}
+
+static herd_status_t lower_writes_in(const core_sched_desc_t *d,
+                                     core_sched_t *s)
+{
+    herd_status_t st = core_sched_lower(d, s);
+    if (st == HERD_OK && d->rank == 1)
+        s->steps[nth(s, CORE_STEP_RECV, 0)].dst_buf = CORE_BUF_IN;
+    return st;
+}
+
+static herd_status_t lower_bad_channel(const core_sched_desc_t *d,
+                                       core_sched_t *s)
+{
+    herd_status_t st = core_sched_lower(d, s);
+    if (st == HERD_OK && d->rank == 0)
+        s->steps[0].channel = (uint16_t)d->channels;
+    return st;
+}
+
 static herd_status_t lower_missing_dep(const core_sched_desc_t *d,
                                        core_sched_t *s)
 {
@@ -148,6 +175,16 @@ START_TEST(test_wrong_offset)
 }
 END_TEST
 
+START_TEST(test_static_checks)
+{
+    core_sched_desc_t d = desc(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING, 4, 16);
+    expect_fail(&d, lower_out_of_range, "writes outside its destination");
+    expect_fail(&d, lower_writes_in, "writes the input buffer");
+    d.channels = 2;
+    expect_fail(&d, lower_bad_channel, "uses channel 2 of 2");
+}
+END_TEST
+
 START_TEST(test_missing_dep)
 {
     core_sched_desc_t d = desc(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING, 4, 16);
@@ -215,6 +252,7 @@ int main(void)
     TCase *tc = tcase_create("verifier");
     tcase_add_test(tc, test_good_passes);
     tcase_add_test(tc, test_wrong_offset);
+    tcase_add_test(tc, test_static_checks);
     tcase_add_test(tc, test_missing_dep);
     tcase_add_test(tc, test_missing_war);
     tcase_add_test(tc, test_dropped_step);
