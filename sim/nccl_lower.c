@@ -21,6 +21,9 @@
 /* Tree segments per channel at most: enough to overlap the three phases,
  * few enough to keep lowering cheap (each phase chunks further inside). */
 #define NCCL_TREE_MAX_SEGS 16
+/* Sub-schedule channel k of NCCL channel c is connection label
+ * c + k * stride (the across-node trees run two: one per binary tree). */
+#define NCCL_SUBCHANNEL_STRIDE 64
 
 /* How a sub-schedule maps into the collective's schedule. */
 typedef struct emb {
@@ -79,9 +82,10 @@ static herd_status_t embed(const emb_t *e, const core_sched_t *sub,
         remap(e, s->src_buf, s->src_off, &sb, &so);
         remap(e, s->dst_buf, s->dst_off, &db, &dof);
         int peer = s->peer >= 0 ? e->peer[s->peer] : -1;
-        int64_t r =
-            core_sched_add(out, (core_step_kind_t)s->kind, peer, e->channel, sb,
-                           so, db, dof, s->count, dv, nd);
+        int64_t r = core_sched_add(out, (core_step_kind_t)s->kind, peer,
+                                   e->channel +
+                                       (int)s->channel * NCCL_SUBCHANNEL_STRIDE,
+                                   sb, so, db, dof, s->count, dv, nd);
         if (r < 0)
             st = (herd_status_t)r;
     }
@@ -259,7 +263,7 @@ static herd_status_t tree_across(const tseg_t *t, uint64_t r_off, int64_t pre,
     sd.nranks = t->g->n;
     sd.rank = t->g->node_of[t->d->rank];
     sd.count = t->len;
-    sd.channels = 1;
+    sd.channels = 2; /* core/: one binary tree per channel, as NCCL */
     emb_t e = {.peer = t->heads,
                .channel = t->c,
                .to = {CORE_BUF_SCRATCH, CORE_BUF_OUT, CORE_BUF_SCRATCH},
