@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace/scenario_int.h"
 
@@ -338,9 +339,13 @@ static herd_status_t scn_load(const char *text, const char *name,
 herd_status_t trace_scenario_load(const char *path, trace_scenario_t **out,
                                   char *err, size_t errlen)
 {
+    struct stat sb;
     FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    if (!f || fstat(fileno(f), &sb) || S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: cannot open: %s", path,
+                 f ? "is a directory" : strerror(errno));
+        if (f)
+            fclose(f);
         return HERD_ERR_IO;
     }
     fclose(f);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace/timeline_int.h"
 
@@ -353,11 +354,19 @@ herd_status_t trace_timeline_read_chrome(const char *path,
                                          trace_timeline_t **out, char *err,
                                          size_t errlen)
 {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: cannot open: is a directory", path);
+        return HERD_ERR_IO;
+    }
     json_error_t jerr;
     json_t *root = json_load_file(path, 0, &jerr);
     if (!root) {
-        snprintf(err, errlen, "%s:%d:%d: %s", path, jerr.line, jerr.column,
-                 jerr.text);
+        if (jerr.line > 0)
+            snprintf(err, errlen, "%s:%d:%d: %s", path, jerr.line, jerr.column,
+                     jerr.text);
+        else
+            snprintf(err, errlen, "%s", jerr.text);
         return json_error_code(&jerr) == json_error_cannot_open_file
                    ? HERD_ERR_IO
                    : HERD_ERR_PARSE;

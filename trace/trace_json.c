@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace/trace.h"
 
@@ -630,8 +631,11 @@ static herd_status_t tj_read(json_t *root, const json_error_t *jerr,
                              size_t errlen)
 {
     if (!root) {
-        snprintf(err, errlen, "%s:%d:%d: %s", name, jerr->line, jerr->column,
-                 jerr->text);
+        if (jerr->line > 0)
+            snprintf(err, errlen, "%s:%d:%d: %s", name, jerr->line,
+                     jerr->column, jerr->text);
+        else
+            snprintf(err, errlen, "%s", jerr->text);
         return json_error_code(jerr) == json_error_cannot_open_file
                    ? HERD_ERR_IO
                    : HERD_ERR_PARSE;
@@ -645,6 +649,11 @@ static herd_status_t tj_read(json_t *root, const json_error_t *jerr,
 herd_status_t trace_read_json(const char *path, trace_t **out, char *err,
                               size_t errlen)
 {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "%s: cannot open: is a directory", path);
+        return HERD_ERR_IO;
+    }
     json_error_t jerr;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
     return tj_read(root, &jerr, path, out, err, errlen);
