@@ -73,8 +73,6 @@ static void world_free(tcp_world_t *w)
 {
     if (!w)
         return;
-    for (int i = 0; i < 8; i++)
-        free(w->pool[i]);
     while (w->groups) {
         tcp_group_info_t *g = w->groups;
         w->groups = g->next;
@@ -83,18 +81,21 @@ static void world_free(tcp_world_t *w)
     }
     for (int r = 0; w->peers && r < w->size; r++) {
         tcp_peer_t *p = &w->peers[r];
+        /* A message being read is unexpected (in the list below) or
+         * orphaned by a failed op (only here). */
+        if (p->rx.mode == TCP_RX_STAGED && p->rx.msg &&
+            p->rx.msg->step == UINT32_MAX)
+            tcp_msg_free(w, p->rx.msg);
         while (p->unexp_head) {
             tcp_msg_t *m = p->unexp_head;
             p->unexp_head = m->next;
             tcp_msg_free(w, m);
         }
-        /* Unexpected messages were freed above; orphans are only here. */
-        if (p->rx.mode == TCP_RX_STAGED && p->rx.msg &&
-            p->rx.msg->step == UINT32_MAX)
-            tcp_msg_free(w, p->rx.msg);
         free(p->rx.bounce);
     }
     free(w->peers);
+    for (int i = 0; i < 8; i++)
+        free(w->pool[i]);
     if (w->listen_ev)
         event_free(w->listen_ev);
     if (w->listen_fd >= 0)

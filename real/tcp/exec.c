@@ -80,7 +80,9 @@ static void finish_staged(tcp_op_t *op, uint32_t s)
                  (unsigned long long)len, (unsigned long long)bytes);
         return;
     }
-    if (st->kind == CORE_STEP_RECV)
+    if (bytes == 0)
+        ; /* zero-length messages (barriers) carry no data */
+    else if (st->kind == CORE_STEP_RECV)
         memcpy(step_dst(op, st), m->data, bytes);
     else
         core_reduce(step_dst(op, st), step_src(op, st), m->data, st->count,

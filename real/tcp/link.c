@@ -407,7 +407,8 @@ void tcp_link_cancel_op(tcp_world_t *w, tcp_op_t *op)
             }
             *c = *t;
             c->op = NULL;
-            memcpy(c + 1, t->data, t->hdr.len);
+            if (t->hdr.len)
+                memcpy(c + 1, t->data, t->hdr.len);
             c->data = (const char *)(c + 1);
             *pp = c;
             last = c;
