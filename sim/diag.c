@@ -76,7 +76,7 @@ static sim_inst_t *stuck_inst(const sim_world_t *w)
     int best_score = -1;
     for (int i = 0; i < w->n; i++) {
         const sim_req_t *q = w->ranks[i].waiting;
-        if (w->ranks[i].state != SIM_RANK_BLOCKED || !q || !q->inst)
+        if (!sim_rank_stuck(&w->ranks[i]) || !q->inst)
             continue;
         sim_inst_t *inst = q->inst;
         int score = inst->mismatch != SIM_DIAG_NONE ? 2
@@ -131,7 +131,7 @@ static int waits_for(const sim_world_t *w, int i, int *is_p2p)
     const sim_rank_t *r = &w->ranks[i];
     const sim_req_t *q = r->waiting;
     *is_p2p = 0;
-    if (r->state != SIM_RANK_BLOCKED || !q)
+    if (!sim_rank_stuck(r))
         return -1;
     if (q->kind != SIM_REQ_COLL) {
         *is_p2p = 1;
@@ -359,7 +359,7 @@ herd_status_t sim_diag_build(sim_world_t *w, sim_diag_t *d)
         /* blocked on p2p ops whose peers are gone */
         for (int i = 0; i < w->n; i++) {
             int p2p, v = waits_for(w, i, &p2p);
-            if (v >= 0 && w->ranks[v].state != SIM_RANK_BLOCKED) {
+            if (v >= 0 && !sim_rank_stuck(&w->ranks[v])) {
                 d->cls = SIM_DIAG_MISSING_RANK;
                 if (push_int(&d->missing, &d->nmissing, v))
                     return HERD_ERR_NO_MEMORY;

@@ -126,7 +126,10 @@ void sim_req_complete(sim_world_t *w, sim_req_t *req, herd_status_t st)
     req->status = st;
     sim_req_timeline(w, req);
     sim_rank_t *r = req->owner;
-    if (r->waiting == req && r->state == SIM_RANK_BLOCKED) {
+    if (r->waiting == req &&
+        (r->state == SIM_RANK_BLOCKED || r->state == SIM_RANK_SLEEP)) {
+        /* a polling rank wakes now; its pending POLL becomes stale */
+        r->poll_gen++;
         r->waiting = NULL;
         r->state = SIM_RANK_READY;
         sim_push(w, w->now, SIM_EV_RESUME, (uint32_t)r->id, NULL);
@@ -194,7 +197,8 @@ static void handle_event(sim_world_t *w, const sim_ev_t *ev)
     case SIM_EV_POLL: {
         w->timeouts_queued--;
         sim_rank_t *r = &w->ranks[ev->a];
-        if (r->state == SIM_RANK_SLEEP)
+        if (r->state == SIM_RANK_SLEEP &&
+            (uintptr_t)ev->p == (uintptr_t)r->poll_gen)
             resume(w, r);
         break;
     }
@@ -332,7 +336,7 @@ int sim_rank_aborting(sim_rank_t *r)
 /* The first unfinished test is free; in a polling loop the rank sleeps
  * until the next thing happens (at least 1 us), so time moves on and a
  * loop that can never finish is still found as a hang. */
-void sim_rank_poll(sim_rank_t *r)
+void sim_rank_poll(sim_rank_t *r, sim_req_t *req)
 {
     sim_world_t *w = r->w;
     if (++r->poll_streak < 2)
@@ -342,8 +346,18 @@ void sim_rank_poll(sim_rank_t *r)
     uint64_t t = w->now + 1000;
     if (next != UINT64_MAX && next > t)
         t = next;
-    if (sim_push(w, t, SIM_EV_POLL, (uint32_t)r->id, NULL) != HERD_OK)
+    if (sim_push(w, t, SIM_EV_POLL, (uint32_t)r->id,
+                 (void *)(uintptr_t)++r->poll_gen) != HERD_OK)
         return;
+    /* waiting is set so a diagnosis shows what the poller waits for */
     r->state = SIM_RANK_SLEEP;
+    r->waiting = req;
     sim_ctx_yield(&r->ctx, &w->sched);
+    r->waiting = NULL;
+}
+
+int sim_rank_stuck(const sim_rank_t *r)
+{
+    return r->waiting && !r->waiting->done &&
+           (r->state == SIM_RANK_BLOCKED || r->state == SIM_RANK_SLEEP);
 }

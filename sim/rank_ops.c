@@ -126,7 +126,7 @@ static herd_status_t op_req_test(herd_req_t *req, int *done)
 {
     sim_req_t *q = (sim_req_t *)req;
     if (!q->done && !q->owner->w->aborting)
-        sim_rank_poll(q->owner);
+        sim_rank_poll(q->owner, q);
     if (q->owner->w->aborting && !q->done) {
         *done = 1;
         return HERD_ERR_ABORTED;

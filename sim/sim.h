@@ -19,8 +19,8 @@
 #include "core/engine.h"
 #include "core/sched.h"
 #include "sim/diag.h"
-#include "sim/net.h"
 #include "sim/nccl_model.h"
+#include "sim/net.h"
 
 /* ---- contexts (sim/ctx.c) ---- */
 typedef struct sim_ctx {
@@ -172,6 +172,7 @@ struct sim_rank {
     size_t nallocs, allocs_cap;
     uint64_t abort_calls; /* API calls after the run was ended */
     uint32_t poll_streak; /* herd_req_test calls in a row, unfinished */
+    uintptr_t poll_gen;   /* identifies the pending POLL event */
 };
 
 struct sim_world {
@@ -232,7 +233,9 @@ herd_status_t sim_rank_park_dead(sim_rank_t *r);
 /* 1 (and counts the call) when the run is over and calls must fail. */
 int sim_rank_aborting(sim_rank_t *r);
 /* An unfinished herd_req_test: a polling loop must let time move on. */
-void sim_rank_poll(sim_rank_t *r);
+void sim_rank_poll(sim_rank_t *r, sim_req_t *req);
+/* Blocked in a wait, or polling a request in a loop. */
+int sim_rank_stuck(const sim_rank_t *r);
 herd_status_t sim_engine_run_op(const herd_init_t *init, herd_main_fn fn,
                                 void *arg, herd_run_info_t *info);
 

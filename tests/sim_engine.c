@@ -155,6 +155,68 @@ START_TEST(p2p_pingpong_real)
 }
 END_TEST
 
+static int prog_poll(herd_comm_t *c, void *arg)
+{
+    int r = herd_comm_rank(c), v = 0, done = 0;
+    herd_req_t *req;
+    if (r == 1) {
+        herd_compute(c, 1e-3, NULL);
+        return herd_send(c, &v, 1, HERD_INT32, 0, 0, NULL) ? 1 : 0;
+    }
+    if (r != 0)
+        return 0;
+    if (herd_recv(c, &v, 1, HERD_INT32, 1, 0, &req))
+        return 1;
+    /* a busy-wait loop: time must move on for the send to come */
+    while (!done)
+        if (herd_req_test(req, &done))
+            return 2;
+    herd_req_free(req);
+    return herd_now(c) >= 1000000 ? 0 : 3;
+}
+
+START_TEST(polling_loop_progresses)
+{
+    herd_sim_opts_t o;
+    opts(&o, 1, 2);
+    herd_run_info_t info;
+    ck_assert_int_eq(run(&o, prog_poll, NULL, &info), HERD_OK);
+    herd_run_info_clear(&info);
+}
+END_TEST
+
+static int prog_poll_forever(herd_comm_t *c, void *arg)
+{
+    int v, done = 0;
+    herd_req_t *req;
+    if (herd_comm_rank(c) != 0)
+        return 0;
+    if (herd_recv(c, &v, 1, HERD_INT32, 1, 0, &req))
+        return 1;
+    while (!done)
+        if (herd_req_test(req, &done))
+            break;
+    herd_req_free(req);
+    return 0;
+}
+
+START_TEST(polling_hang_is_diagnosed)
+{
+    herd_sim_opts_t o;
+    opts(&o, 1, 2);
+    herd_init_t init = {.backend = "sim", .engine_opts = &o};
+    sim_diag_t d;
+    ck_assert_int_eq(sim_run(&init, prog_poll_forever, NULL, NULL, &d),
+                     HERD_ERR_HANG);
+    ck_assert_int_eq(d.cls, SIM_DIAG_MISSING_RANK);
+    ck_assert_int_eq(d.ranks[0].state, SIM_DIAG_WAITING);
+    ck_assert_int_eq(d.ranks[0].coll, HERD_COLL_RECV);
+    ck_assert_int_eq(d.nmissing, 1);
+    ck_assert_int_eq(d.missing[0], 1);
+    sim_diag_clear(&d);
+}
+END_TEST
+
 Suite *suite(void)
 {
     Suite *s = suite_create("sim_engine");
@@ -165,6 +227,8 @@ Suite *suite(void)
     tcase_add_test(t, world_sizes);
     tcase_add_test(t, world_4096);
     tcase_add_test(t, p2p_pingpong_real);
+    tcase_add_test(t, polling_loop_progresses);
+    tcase_add_test(t, polling_hang_is_diagnosed);
     suite_add_tcase(s, t);
     return s;
 }
