@@ -68,6 +68,38 @@ START_TEST(test_colls)
 }
 END_TEST
 
+static void two_nodes(int rank, void *arg)
+{
+    (void)rank;
+    setenv("LOCAL_WORLD_SIZE", arg, 1);
+}
+
+/* Ranks split into nodes (LOCAL_WORLD_SIZE), so hierarchical schedules
+ * run their intra- and inter-node phases; all_reduce only. */
+static int nodes_main(herd_comm_t *c, void *arg)
+{
+    (void)arg;
+    int bad = 0;
+    herd_comm_set_channels(c, 2, 512);
+    for (int a = 0; a < HERD_ALGO_COUNT; a++)
+        if (core_sched_supports((herd_algo_t)a, HERD_COLL_ALL_REDUCE))
+            bad |= run_coll_algo(c, HERD_COLL_ALL_REDUCE, (herd_algo_t)a);
+    return bad;
+}
+
+START_TEST(test_nodes)
+{
+    static const int sizes[][2] = {{4, 2}, {6, 3}, {8, 4}, {8, 2}};
+    char local[8];
+    snprintf(local, sizeof(local), "%d", sizes[_i][1]);
+    rt_opts_t o = {.child_cb = two_nodes};
+    int codes[RT_MAX_RANKS];
+    ck_assert_msg(rt_spawn_opts(sizes[_i][0], nodes_main, local, &o, codes) ==
+                      0,
+                  "p=%d local=%d", sizes[_i][0], sizes[_i][1]);
+}
+END_TEST
+
 int main(void)
 {
     if (!rt_loopback_ok())
@@ -76,6 +108,7 @@ int main(void)
     TCase *tc = tcase_create("colls");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_colls, 0, 6);
+    tcase_add_loop_test(tc, test_nodes, 0, 4);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
