@@ -631,9 +631,13 @@ int cli_sweep_main(int argc, char **argv)
         rc = run_all(a, rows, &runs);
     if (!rc) {
         int best = best_row(rows, ncombos(a));
-        printf("sweep of %s: %d runs (%d simulated, the others share a "
-               "bucket layout) in %.2f s\n",
-               a->scenario, ncombos(a), runs, now_s() - t0);
+        if (runs < ncombos(a))
+            printf("sweep of %s: %d runs (%d simulated, the others share "
+                   "a bucket layout) in %.2f s\n",
+                   a->scenario, ncombos(a), runs, now_s() - t0);
+        else
+            printf("sweep of %s: %d runs in %.2f s\n", a->scenario, ncombos(a),
+                   now_s() - t0);
         print_table(a, rows, best);
         recommend(a, rows, best);
         rc = write_plot(a, rows, best);
