@@ -14,12 +14,13 @@ static int perf(const char *args, char **out)
     return tu_run(cmd, out);
 }
 
-/* Data rows (lines not starting with '#'). */
+/* Data rows: lines not starting with '#' (or "==", a sanitizer's note on
+ * stderr). */
 static int rows(const char *out)
 {
     int n = 0;
     for (const char *l = out; l && *l;) {
-        if (*l != '#' && *l != '\n')
+        if (*l != '#' && *l != '\n' && strncmp(l, "==", 2) != 0)
             n++;
         const char *e = strchr(l, '\n');
         l = e ? e + 1 : NULL;
