@@ -385,8 +385,8 @@ herd_status_t sim_nccl_plan(const sim_nccl_topo_t *t, herd_coll_t coll,
                 pl.proto = (sim_nccl_proto_t)p;
             }
         }
-    if (best < 0)
-        return HERD_ERR_INTERNAL; /* ring/Simple is always available */
+    if (best < 0) /* NCCL: "No algorithm/protocol available" */
+        return HERD_ERR_UNSUPPORTED;
     pl.time_us = best;
     pl.lat_us = t->nranks > 1 ? model_lat(t, coll, pl.algo, pl.proto) : 0;
     pl.bw_gbs = t->nranks > 1 ? model_bw(t, coll, pl.algo, pl.proto) : 0;
