@@ -265,6 +265,57 @@ START_TEST(barrier)
 }
 END_TEST
 
+/* Two all_reduces in flight at once on the same channels, and one on a
+ * subgroup: matching stays per collective. */
+static int prog_concurrent(herd_comm_t *c, void *arg)
+{
+    int r = herd_comm_rank(c), p = herd_comm_size(c);
+    int32_t a[64], b[64], g[8];
+    for (int i = 0; i < 64; i++) {
+        a[i] = r + i;
+        b[i] = 1000 * r - i;
+    }
+    herd_comm_set_channels(c, 2, 16);
+    herd_req_t *ra, *rb;
+    if (herd_all_reduce(c, a, a, 64, HERD_INT32, HERD_SUM, &ra) ||
+        herd_all_reduce(c, b, b, 64, HERD_INT32, HERD_MAX, &rb))
+        return 1;
+    if (herd_req_wait(rb) || herd_req_wait(ra))
+        return 2;
+    herd_req_free(ra);
+    herd_req_free(rb);
+    for (int i = 0; i < 64; i++)
+        if (a[i] != p * (p - 1) / 2 + p * i || b[i] != 1000 * (p - 1) - i)
+            return 3;
+    int odd[3] = {1, 3, 5};
+    herd_comm_t *grp = NULL;
+    if (herd_new_group(c, odd, 3, &grp))
+        return 4;
+    if (!grp)
+        return 0;
+    for (int i = 0; i < 8; i++)
+        g[i] = r * i;
+    int rc = herd_all_reduce(grp, g, g, 8, HERD_INT32, HERD_SUM, NULL) ? 5 : 0;
+    for (int i = 0; i < 8 && !rc; i++)
+        if (g[i] != 9 * i)
+            rc = 6;
+    herd_comm_destroy(grp);
+    return rc;
+}
+
+START_TEST(concurrent_and_groups)
+{
+    herd_sim_opts_t o;
+    herd_sim_opts_init(&o);
+    o.cluster.gpus_per_node = 6;
+    o.real_buffers = 1;
+    herd_init_t init = {.backend = "sim", .engine_opts = &o};
+    herd_run_info_t info;
+    ck_assert_int_eq(herd_run(&init, prog_concurrent, NULL, &info), HERD_OK);
+    herd_run_info_clear(&info);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_correct");
@@ -281,6 +332,7 @@ int main(void)
     tcase_add_test(t, reduce_scatter);
     tcase_add_test(t, all_to_all);
     tcase_add_test(t, barrier);
+    tcase_add_test(t, concurrent_and_groups);
     suite_add_tcase(s, t);
     return tu_run_suite(s);
 }
