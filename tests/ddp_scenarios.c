@@ -179,6 +179,11 @@ START_TEST(test_straggler_and_no_sync)
     ck_assert_msg(r.rc == 0, "%s", r.out);
     json_t *steps = json_object_get(r.j, "steps");
     ck_assert_uint_eq(json_array_size(steps), 8);
+    /* one optimizer step spans the 4 accumulated iterations */
+    steady = json_object_get(r.j, "steady");
+    ck_assert_double_gt(
+        json_real_value(json_object_get(steady, "optimizer_step_s")),
+        2 * json_real_value(json_object_get(steady, "step_s")));
     for (size_t i = 0; i < 8; i++)
         ck_assert_int_eq(
             json_is_true(json_object_get(json_array_get(steps, i), "sync")),

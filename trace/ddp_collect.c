@@ -213,6 +213,27 @@ static long recorded_iters(const ddp_collect_t *c)
     return most < DDP_REC_MAX_ITERS ? most : DDP_REC_MAX_ITERS;
 }
 
+/* Mean time of the complete accumulation windows from first_steady on. */
+static double optimizer_step(const ddp_collect_t *c, const ddp_summary_t *o)
+{
+    long n = c->job->cfg.grad_accum, windows = 0;
+    double total = 0;
+    for (long w = o->first_steady - o->first_steady % n; w + n <= o->iters;
+         w += n) {
+        double sum = 0;
+        int ok = 1;
+        for (long it = w; it < w + n && ok; it++) {
+            ddp_step_pred_t p;
+            ddp_collect_step(c, it, &p);
+            ok = p.complete;
+            sum += p.step_s;
+        }
+        if (ok)
+            total += sum, windows++;
+    }
+    return windows ? total / (double)windows : 0;
+}
+
 void ddp_collect_summary(const ddp_collect_t *c, ddp_summary_t *o)
 {
     memset(o, 0, sizeof(*o));
@@ -239,6 +260,7 @@ void ddp_collect_summary(const ddp_collect_t *c, ddp_summary_t *o)
             o->critical_rank = p.critical_rank;
     }
     free(votes);
+    o->opt_step_s = optimizer_step(c, o);
     if (o->nsteady) {
         o->step_s /= (double)o->nsteady;
         o->exposed_s /= (double)o->nsteady;

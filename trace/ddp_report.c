@@ -239,6 +239,9 @@ void ddp_report_text(const ddp_collect_t *c, const ddp_outcome_t *o, FILE *f)
                 "communication %.3f ms, overlap %.1f%%, critical rank %d\n",
                 s.first_steady, s.step_s * 1e3, s.exposed_s * 1e3,
                 s.overlap * 100, s.critical_rank);
+    if (s.nsteady && cfg->grad_accum > 1)
+        fprintf(f, "optimizer step (%d iterations, no_sync for %d): %.3f ms\n",
+                cfg->grad_accum, cfg->grad_accum - 1, s.opt_step_s * 1e3);
     if (last_ok >= 0) {
         ddp_step_pred_t p;
         ddp_collect_step(c, last_ok, &p);
@@ -300,13 +303,13 @@ json_t *ddp_report_json(const ddp_collect_t *c, const ddp_outcome_t *o)
         if (o->raised[r])
             json_array_append_new(raised, json_integer(r));
     return json_pack(
-        "{s:s,s:i,s:f,s:I,s:I,s:s,s:{s:I,s:f,s:f,s:f,s:f,s:i},s:o,s:o,s:s}",
+        "{s:s,s:i,s:f,s:I,s:I,s:s,s:{s:I,s:f,s:f,s:f,s:f,s:i,s:f},s:o,s:o,s:s}",
         "model", c->job->model.name, "world_size", c->world, "bucket_cap_mb",
         c->job->cfg.bucket_cap_mb, "buckets", (json_int_t)c->job->rebuilt.n,
         "initial_buckets", (json_int_t)c->job->initial.n, "status",
         herd_status_name(o->status), "steady", "first_iter",
         (json_int_t)s.first_steady, "step_s", s.step_s, "exposed_s",
         s.exposed_s, "comm_s", s.comm_s, "overlap", s.overlap, "critical_rank",
-        s.critical_rank, "steps", json_steps(c, s.iters), "raised_ranks",
-        raised, "diagnosis", diag);
+        s.critical_rank, "optimizer_step_s", s.opt_step_s, "steps",
+        json_steps(c, s.iters), "raised_ranks", raised, "diagnosis", diag);
 }

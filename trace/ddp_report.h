@@ -83,6 +83,7 @@ typedef struct ddp_summary {
     double overlap;
     int critical_rank; /* most frequent critical rank */
     long nsteady;
+    double opt_step_s; /* grad_accum iterations: one optimizer step */
 } ddp_summary_t;
 
 /* Predictions for iteration `iter`. */
