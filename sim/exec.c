@@ -287,8 +287,11 @@ static void push_work(sim_world_t *w, sim_exec_t *x, uint32_t step)
         uint32_t *b = a ? realloc(w->work_step, cap * sizeof(*b)) : NULL;
         if (a)
             w->work = a;
-        if (!b)
-            abort(); /* cannot continue a run without its work list */
+        if (!b) { /* the run cannot go on without its work list */
+            if (w->end_status == HERD_OK)
+                w->end_status = HERD_ERR_NO_MEMORY;
+            return;
+        }
         w->work_step = b;
         w->work_cap = cap;
     }
