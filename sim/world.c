@@ -153,6 +153,15 @@ static herd_status_t world_init(sim_world_t *w, const herd_init_t *init,
         return opts_error(info, HERD_ERR_INVALID_ARG, "world size", w->n,
                           (1 << 20) + 1);
     herd_status_t st = check_opts(&w->opts, w->n, info);
+    char err[256] = "";
+    if (st == HERD_OK) {
+        st = sim_net_check_opts(&w->opts, w->n, err, sizeof(err));
+        if (st != HERD_OK && info) {
+            char buf[300];
+            snprintf(buf, sizeof(buf), "sim: %s", err);
+            info->report = strdup(buf);
+        }
+    }
     if (st == HERD_OK)
         st = sim_net_create(&w->opts, w->n, sim_net_cb, w, &w->net);
     if (st == HERD_OK)

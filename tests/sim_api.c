@@ -84,6 +84,13 @@ START_TEST(unknown_backend_and_bad_opts)
     ck_assert_ptr_nonnull(info.report);
     ck_assert_ptr_nonnull(strstr(info.report, "fault rank 99"));
     herd_run_info_clear(&info);
+    /* more ranks than GPUs: the network model names the field */
+    o.nfaults = 0;
+    o.world_size = 100;
+    ck_assert_int_eq(herd_run(&init, noop, NULL, &info), HERD_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(info.report);
+    ck_assert_ptr_nonnull(strstr(info.report, "world"));
+    herd_run_info_clear(&info);
     herd_comm_t *c = NULL;
     ck_assert_int_eq(herd_comm_create(&init, &c), HERD_ERR_UNSUPPORTED);
 }
