@@ -92,6 +92,7 @@ static void world_free(tcp_world_t *w)
             tcp_msg_free(w, m);
         }
         free(p->rx.bounce);
+        free(p->rx.pre);
     }
     free(w->peers);
     for (int i = 0; i < 8; i++)
@@ -179,7 +180,8 @@ static herd_status_t world_peers(tcp_world_t *w)
         p->world_rank = r;
         p->out_fd = p->in_fd = -1;
         p->rx.bounce = malloc(TCP_BOUNCE_BYTES);
-        if (!p->rx.bounce)
+        p->rx.pre = malloc(TCP_PRE_BYTES);
+        if (!p->rx.bounce || !p->rx.pre)
             return HERD_ERR_NO_MEMORY;
     }
     return HERD_OK;

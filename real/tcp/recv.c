@@ -235,6 +235,31 @@ static void finish_message(tcp_world_t *w, tcp_peer_t *p)
     }
 }
 
+/* recv() through the read-ahead buffer: what it holds first; a large
+ * read goes straight to `to`; a small one fills the read-ahead. Returns
+ * bytes, 0 on EOF, -1 on error (errno), -2 when it would block. */
+static ssize_t peer_recv(tcp_peer_t *p, char *to, size_t want)
+{
+    tcp_rxstate_t *s = &p->rx;
+    if (s->pre_off == s->pre_len && want < TCP_PRE_BYTES) {
+        ssize_t n = recv(p->in_fd, s->pre, TCP_PRE_BYTES, MSG_DONTWAIT);
+        if (n <= 0)
+            return n < 0 && (errno == EAGAIN || errno == EINTR) ? -2 : n;
+        s->pre_off = 0;
+        s->pre_len = (size_t)n;
+    }
+    if (s->pre_off < s->pre_len) {
+        size_t k = s->pre_len - s->pre_off;
+        if (k > want)
+            k = want;
+        memcpy(to, s->pre + s->pre_off, k);
+        s->pre_off += k;
+        return (ssize_t)k;
+    }
+    ssize_t n = recv(p->in_fd, to, want, MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EINTR) ? -2 : n;
+}
+
 /* Read what the payload mode wants; returns bytes read, 0 on EOF, -1 on
  * error (errno), -2 when it would block. */
 static ssize_t read_payload(tcp_peer_t *p)
@@ -260,9 +285,7 @@ static ssize_t read_payload(tcp_peer_t *p)
         to = s->bounce;
         break;
     }
-    ssize_t n = recv(p->in_fd, to, want, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return -2;
+    ssize_t n = peer_recv(p, to, want);
     if (n > 0) {
         s->got += (size_t)n;
         if (s->mode == TCP_RX_REDUCE)
@@ -274,13 +297,16 @@ static ssize_t read_payload(tcp_peer_t *p)
 void tcp_peer_readable(tcp_world_t *w, tcp_peer_t *p)
 {
     tcp_rxstate_t *s = &p->rx;
-    /* Bounded, so one pass of the loop serves every socket in turn. */
-    for (int rounds = 0; p->in_fd >= 0 && rounds < 64; rounds++) {
+    /* Bounded, so one pass of the loop serves every socket in turn; but
+     * the read-ahead is always emptied (epoll cannot see it). */
+    for (int rounds = 0; p->in_fd >= 0; rounds++) {
+        if (rounds >= 64 && s->pre_off == s->pre_len)
+            return;
         ssize_t n;
         if (s->mode == TCP_RX_HEADER) {
-            n = recv(p->in_fd, (char *)&s->hdr + s->hdr_got,
-                     sizeof(tcp_hdr_t) - s->hdr_got, MSG_DONTWAIT);
-            if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            n = peer_recv(p, (char *)&s->hdr + s->hdr_got,
+                          sizeof(tcp_hdr_t) - s->hdr_got);
+            if (n == -2)
                 return;
             if (n > 0) {
                 s->hdr_got += (size_t)n;

@@ -112,7 +112,13 @@ typedef struct tcp_rxstate {
     tcp_op_t *op; /* DIRECT/REDUCE: the step being filled */
     uint32_t step;
     char *bounce;
+    /* Read-ahead: small reads (headers, small payloads) take what the
+     * socket has, up to TCP_PRE_BYTES, in one recv(). */
+    char *pre;
+    size_t pre_len, pre_off;
 } tcp_rxstate_t;
+
+#define TCP_PRE_BYTES 8192u
 
 typedef struct tcp_peer {
     tcp_world_t *w;
