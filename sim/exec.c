@@ -35,6 +35,8 @@ typedef struct sim_xstep {
 } sim_xstep_t;
 
 #define XS_STATE_MASK 3
+#define SIM_SMALL_PEERS 4
+#define SIM_SMALL_CH 64
 #define XS_ARRIVED 4
 
 struct sim_exec {
@@ -50,6 +52,11 @@ struct sim_exec {
     sim_htab_t conns;            /* (channel, peer) -> receive conn + 1 */
     uint32_t *crecv_off, *crecv; /* per receive conn: its steps in order */
     uint32_t nconns;
+    uint32_t *ccur; /* per receive conn: the step expected next */
+    /* most schedules receive from a few peers: a direct table for them */
+    int nsmall; /* peers in small_peer; -1: use the hash map */
+    int32_t small_peer[SIM_SMALL_PEERS];
+    uint32_t small_conn[SIM_SMALL_PEERS][SIM_SMALL_CH];
     uint32_t nleft;
     size_t esize;
     int real;
@@ -113,6 +120,7 @@ void sim_exec_destroy(sim_exec_t *x)
     sim_htab_fini(&x->conns);
     free(x->crecv_off);
     free(x->crecv);
+    free(x->ccur);
     free(x->buf[CORE_BUF_SCRATCH]);
     free(x);
 }
@@ -151,6 +159,42 @@ static herd_status_t build_steps(sim_exec_t *x, const core_sched_t *s)
     return HERD_OK;
 }
 
+static void small_add(sim_exec_t *x, int peer, int channel, uint32_t conn)
+{
+    if (x->nsmall < 0)
+        return;
+    if (channel >= SIM_SMALL_CH) {
+        x->nsmall = -1;
+        return;
+    }
+    int i = 0;
+    while (i < x->nsmall && x->small_peer[i] != peer)
+        i++;
+    if (i == x->nsmall) {
+        if (i == SIM_SMALL_PEERS) {
+            x->nsmall = -1;
+            return;
+        }
+        x->small_peer[x->nsmall++] = peer;
+    }
+    x->small_conn[i][channel] = conn;
+}
+
+/* Receive connection (index + 1) for messages from `src` on `channel`;
+ * 0 if there is none. */
+static uint32_t conn_of(const sim_exec_t *x, int src, int channel)
+{
+    if (x->nsmall >= 0) {
+        if ((unsigned)channel >= SIM_SMALL_CH)
+            return 0;
+        for (int i = 0; i < x->nsmall; i++)
+            if (x->small_peer[i] == src)
+                return x->small_conn[i][channel];
+        return 0;
+    }
+    return (uint32_t)(uintptr_t)sim_htab_get(&x->conns, conn_key(channel, src));
+}
+
 /* Chains each connection's steps (conn_next, k) and numbers the receive
  * connections for delivery lookups. */
 static herd_status_t build_conns(sim_exec_t *x)
@@ -172,6 +216,7 @@ static herd_status_t build_conns(sim_exec_t *x)
         } else if (recv) {
             st = sim_htab_put(&x->conns, conn_key(p->channel, p->peer),
                               (void *)(uintptr_t)(++x->nconns));
+            small_add(x, p->peer, p->channel, x->nconns);
         }
         if (st == HERD_OK)
             st = sim_htab_put(&last, key, (void *)(uintptr_t)(i + 1));
@@ -189,7 +234,8 @@ static herd_status_t build_recv_index(sim_exec_t *x)
 {
     x->crecv_off = calloc((size_t)x->nconns + 1, sizeof(uint32_t));
     x->crecv = big_calloc((size_t)x->nsteps + 1, sizeof(uint32_t));
-    if (!x->crecv_off || !x->crecv)
+    x->ccur = calloc((size_t)x->nconns + 1, sizeof(uint32_t));
+    if (!x->crecv_off || !x->crecv || !x->ccur)
         return HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < x->nsteps; i++)
         if (is_recv(&x->xs[i]))
@@ -203,6 +249,8 @@ static herd_status_t build_recv_index(sim_exec_t *x)
             uintptr_t c = (uintptr_t)sim_htab_get(
                 &x->conns, conn_key(p->channel, p->peer));
             x->crecv[x->crecv_off[c - 1] + p->k] = i;
+            if (p->k == 0)
+                x->ccur[c - 1] = i;
         }
     }
     return HERD_OK;
@@ -473,16 +521,32 @@ void sim_world_drain(sim_world_t *w)
     }
 }
 
+/* The receive step of the k-th message on connection c. Messages on a
+ * connection normally arrive in order, so a cursor finds it without the
+ * index; the index handles any other order. */
+static uint32_t recv_step(sim_exec_t *x, uint32_t c, uint32_t k)
+{
+    uint32_t cur = x->ccur[c - 1];
+    if (cur != XS_NONE && x->xs[cur].k == k) {
+        uint32_t nx = x->xs[cur].conn_next;
+        while (nx != XS_NONE && (x->xs[nx].flags & XS_ARRIVED))
+            nx = x->xs[nx].conn_next;
+        x->ccur[c - 1] = nx;
+        return cur;
+    }
+    return x->crecv[x->crecv_off[c - 1] + k];
+}
+
 void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, int src, int channel,
                       uint32_t k, void *payload)
 {
-    uintptr_t c = (uintptr_t)sim_htab_get(&x->conns, conn_key(channel, src));
+    uint32_t c = conn_of(x, src, channel);
     if (!c || k >= x->crecv_off[c] - x->crecv_off[c - 1]) {
         x->err = HERD_ERR_INTERNAL; /* sender and receiver disagree */
         free(payload);
         return;
     }
-    uint32_t step = x->crecv[x->crecv_off[c - 1] + k];
+    uint32_t step = recv_step(x, c, k);
     x->xs[step].flags |= XS_ARRIVED;
     if (x->real)
         x->payload[step] = payload;
