@@ -116,12 +116,65 @@ START_TEST(test_differing_rank_gets_own_list)
 }
 END_TEST
 
+/* The exported trace runs on the tcp engine (4 local processes under
+ * herd launch) and the measured timeline has the same collectives. */
+START_TEST(test_trace_replays_on_tcp)
+{
+    char *dir = tu_tmpdir(), cmd[4096], path[1200], *out = NULL;
+    snprintf(path, sizeof(path), "%s/tiny.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"model\":\"tiny\",\"compute\":{\"forward_s\":0.001,"
+          "\"backward_s\":0.002,\"buffer_bytes\":4096},\"params\":["
+          "{\"shape\":[256,256]},{\"shape\":[256]},{\"shape\":[300,256]},"
+          "{\"shape\":[300]}]}",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd),
+             "%s ddp run --set cluster.gpus_per_node=4 --set ddp.model=%s "
+             "--set ddp.bucket_cap_mb=0.25 --set ddp.steps=3 --trace "
+             "%s/t.json --quiet 2>&1",
+             tu_herd_binary(), path, dir);
+    ck_assert_msg(tu_run(cmd, &out) == 0, "%s", out);
+    free(out);
+    trace_t *t = NULL;
+    char err[512];
+    snprintf(path, sizeof(path), "%s/t.json", dir);
+    ck_assert_msg(trace_read_json(path, &t, err, sizeof(err)) == HERD_OK, "%s",
+                  err);
+    int want = 0;
+    for (uint32_t i = 0; i < t->nspmd; i++)
+        want += t->ops[i].kind == TRACE_OP_COLL &&
+                t->ops[i].coll == HERD_COLL_ALL_REDUCE;
+    trace_destroy(t);
+    ck_assert_int_ge(want, 3); /* one bucket per iteration */
+    snprintf(cmd, sizeof(cmd),
+             "timeout 120 %s launch --standalone --nproc-per-node 4 %s replay "
+             "%s --engine tcp -o %s/tcp 2>&1",
+             tu_herd_binary(), tu_herd_binary(), path, dir);
+    int rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == 0, "tcp replay failed (%d): %s", rc, out);
+    free(out);
+    snprintf(cmd, sizeof(cmd),
+             "grep -o '\"name\": *\"all_reduce\"' "
+             "%s/tcp/timeline-rank0.json | wc -l",
+             dir);
+    ck_assert_int_eq(tu_run(cmd, &out), 0);
+    ck_assert_int_eq(atoi(out), want);
+    free(out);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tu_run(cmd, NULL);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ddp_trace");
     TCase *tc = tcase_create("trace");
+    tcase_set_timeout(tc, 180);
     tcase_add_test(tc, test_trace_replays_same_collectives);
     tcase_add_test(tc, test_differing_rank_gets_own_list);
+    tcase_add_test(tc, test_trace_replays_on_tcp);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
