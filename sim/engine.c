@@ -94,7 +94,8 @@ static void wait_record(sim_world_t *w, sim_rank_t *r, const sim_req_t *req,
                          .label = req->args.label,
                          .status = req->status};
     rec.bytes = rec.count * herd_dtype_size(rec.dtype);
-    core_comm_timeline(req->base.comm, &rec);
+    if (req->tl_cb)
+        req->tl_cb(&rec, req->tl_arg);
 }
 
 herd_status_t sim_rank_block(sim_rank_t *r, sim_req_t *req)
@@ -158,7 +159,8 @@ void sim_req_timeline(sim_world_t *w, const sim_req_t *req)
                 herd_dtype_size(a->dtype);
     if (req->kind != SIM_REQ_COLL)
         rec.peer = req->peer_world;
-    core_comm_timeline(req->base.comm, &rec);
+    if (req->tl_cb)
+        req->tl_cb(&rec, req->tl_arg);
 }
 
 void sim_rank_die(sim_world_t *w, sim_rank_t *r)
@@ -239,6 +241,8 @@ sim_req_t *sim_req_new(sim_comm_t *c, sim_req_kind_t kind,
     req->base.comm = &c->base;
     req->kind = kind;
     req->owner = r;
+    req->tl_cb = c->base.tl_cb;
+    req->tl_arg = c->base.tl_arg;
     req->args = *a;
     if (a->label)
         snprintf(req->label, sizeof(req->label), "%s", a->label);

@@ -48,6 +48,10 @@ static herd_status_t op_comm_destroy(herd_comm_t *comm)
         return core_comm_error(comm, HERD_ERR_INVALID_ARG,
                                "comm_destroy: the sim world communicator "
                                "belongs to herd_run");
+    /* requests still in flight on the group outlive it */
+    for (sim_req_t *q = c->r->reqs; q; q = q->next_all)
+        if (q->base.comm == comm)
+            q->base.comm = NULL;
     for (sim_comm_t **pp = &c->r->groups; *pp; pp = &(*pp)->next)
         if (*pp == c) {
             *pp = c->next;

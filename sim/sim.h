@@ -135,6 +135,9 @@ typedef struct sim_req {
     int done;
     herd_status_t status;
     sim_rank_t *owner;
+    /* the timeline sink, copied: the group may be destroyed first */
+    herd_timeline_cb tl_cb;
+    void *tl_arg;
     struct sim_req *next_all, *prev_all; /* owner's list of live requests */
     /* what it is, for the timeline and the diagnosis */
     core_coll_args_t args; /* label points into `label` */

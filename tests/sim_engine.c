@@ -217,6 +217,44 @@ START_TEST(polling_hang_is_diagnosed)
 }
 END_TEST
 
+static void count_rec(const herd_tl_rec_t *r, void *arg)
+{
+    if (r->kind == HERD_TL_COLL && r->group != 0)
+        (*(int *)arg)++;
+}
+
+/* A request outlives the group it was posted on. */
+static int prog_group_gone(herd_comm_t *c, void *arg)
+{
+    int all[4] = {0, 1, 2, 3};
+    herd_comm_t *g;
+    herd_req_t *req;
+    char buf[64];
+    if (herd_new_group(c, all, 4, &g) ||
+        herd_all_reduce(g, buf, buf, 16, HERD_FLOAT32, HERD_SUM, &req))
+        return 1;
+    if (herd_comm_destroy(g))
+        return 2;
+    if (herd_req_wait(req))
+        return 3;
+    herd_req_free(req);
+    return 0;
+}
+
+START_TEST(request_outlives_group)
+{
+    herd_sim_opts_t o;
+    opts(&o, 1, 4);
+    int n = 0;
+    herd_init_t init = {.backend = "sim",
+                        .engine_opts = &o,
+                        .timeline_cb = count_rec,
+                        .timeline_arg = &n};
+    ck_assert_int_eq(herd_run(&init, prog_group_gone, NULL, NULL), HERD_OK);
+    ck_assert_int_eq(n, 4);
+}
+END_TEST
+
 Suite *suite(void)
 {
     Suite *s = suite_create("sim_engine");
@@ -229,6 +267,7 @@ Suite *suite(void)
     tcase_add_test(t, p2p_pingpong_real);
     tcase_add_test(t, polling_loop_progresses);
     tcase_add_test(t, polling_hang_is_diagnosed);
+    tcase_add_test(t, request_outlives_group);
     suite_add_tcase(s, t);
     return s;
 }
