@@ -348,6 +348,53 @@ START_TEST(test_uneven_data_and_rank0_extras)
 }
 END_TEST
 
+static herd_status_t load_text(const char *text, ddp_model_t *m, char *err)
+{
+    char *dir = tu_tmpdir(), path[1024];
+    snprintf(path, sizeof(path), "%s/m.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    herd_status_t st = ddp_model_load(path, m, err, 512);
+    remove(path);
+    remove(dir);
+    free(dir);
+    return st;
+}
+
+START_TEST(test_model_compute)
+{
+    ddp_model_t m;
+    char err[512];
+    /* a layer's time is shared by size; the rest of backward_s is spread
+     * over the other parameters; FLOPs need a device throughput */
+    ck_assert_msg(
+        load_text("{\"compute\":{\"backward_s\":0.010,\"device_tflops\":1,"
+                  "\"forward_flops\":2e9},\"layers\":[{\"params\":[0,1],"
+                  "\"backward_s\":0.004}],\"params\":[{\"shape\":[300]},"
+                  "{\"shape\":[100]},{\"shape\":[50]},{\"shape\":[150]}]}",
+                  &m, err) == HERD_OK,
+        "%s", err);
+    ck_assert_double_eq_tol(m.params[0].bwd_s, 0.003, 1e-12);
+    ck_assert_double_eq_tol(m.params[1].bwd_s, 0.001, 1e-12);
+    ck_assert_double_eq_tol(m.params[2].bwd_s, 0.0015, 1e-12);
+    ck_assert_double_eq_tol(m.params[3].bwd_s, 0.0045, 1e-12);
+    ck_assert_double_eq_tol(m.fwd_s, 0.002, 1e-12);
+    ddp_model_fini(&m);
+    ck_assert_int_ne(load_text("{\"layers\":[{\"params\":[5],"
+                               "\"backward_s\":1}],\"params\":[{\"shape\":"
+                               "[3]}]}",
+                               &m, err),
+                     HERD_OK);
+    ck_assert_ptr_nonnull(strstr(err, "layers[0].params[0]"));
+    ck_assert_int_ne(load_text("{\"compute\":{\"forward_flops\":1},"
+                               "\"params\":[{\"shape\":[3]}]}",
+                               &m, err),
+                     HERD_OK);
+    ck_assert_ptr_nonnull(strstr(err, "device_tflops"));
+}
+END_TEST
+
 START_TEST(test_cfg_parsing)
 {
     ddp_cfg_t c;
@@ -383,6 +430,7 @@ int main(void)
     tcase_add_test(tc, test_unused_parameter_raises);
     tcase_add_test(tc, test_no_sync_and_hooks);
     tcase_add_test(tc, test_uneven_data_and_rank0_extras);
+    tcase_add_test(tc, test_model_compute);
     tcase_add_test(tc, test_cfg_parsing);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

@@ -266,6 +266,57 @@ static herd_status_t parse_ready(const load_ctx_t *c, json_t *root,
     return HERD_OK;
 }
 
+/* One entry of "layers": {"params": [i, ...], "backward_s" | "backward_flops"}:
+ * the layer's backward time, shared by its parameters by size. */
+static herd_status_t parse_layer(const load_ctx_t *c, json_t *l, size_t li,
+                                 double rate, ddp_model_t *m, int *given)
+{
+    char where[48];
+    ddp_param_t tmp = {0};
+    int has = 0;
+    snprintf(where, sizeof(where), "layers[%zu]", li);
+    json_t *idx = json_object_get(l, "params");
+    if (!json_is_object(l) || !json_is_array(idx) || !json_array_size(idx))
+        return fail(c,
+                    "%s: expected {\"params\": [indices], "
+                    "\"backward_s\": seconds}",
+                    where);
+    herd_status_t st = parse_param_bwd(c, l, where, rate, &tmp, &has);
+    if (st == HERD_OK && !has)
+        return fail(c, "%s: missing backward_s or backward_flops", where);
+    double numel = 0;
+    for (size_t j = 0; st == HERD_OK && j < json_array_size(idx); j++) {
+        json_t *v = json_array_get(idx, j);
+        json_int_t p = json_is_integer(v) ? json_integer_value(v) : -1;
+        if (p < 0 || (size_t)p >= m->nparams || given[p])
+            return fail(c,
+                        "%s.params[%zu]: not a parameter index, or one "
+                        "that already has a backward time",
+                        where, j);
+        numel += (double)m->params[p].numel;
+        given[p] = 1;
+    }
+    for (size_t j = 0; st == HERD_OK && j < json_array_size(idx); j++) {
+        ddp_param_t *p = &m->params[json_integer_value(json_array_get(idx, j))];
+        p->bwd_s = numel > 0 ? tmp.bwd_s * (double)p->numel / numel : 0;
+    }
+    return st;
+}
+
+static herd_status_t parse_layers(const load_ctx_t *c, json_t *root,
+                                  double rate, ddp_model_t *m, int *given)
+{
+    json_t *layers = json_object_get(root, "layers");
+    if (!layers)
+        return HERD_OK;
+    if (!json_is_array(layers))
+        return fail(c, "layers: expected an array");
+    herd_status_t st = HERD_OK;
+    for (size_t i = 0; i < json_array_size(layers) && st == HERD_OK; i++)
+        st = parse_layer(c, json_array_get(layers, i), i, rate, m, given);
+    return st;
+}
+
 static herd_status_t parse_params(const load_ctx_t *c, json_t *root,
                                   ddp_model_t *m)
 {
@@ -289,6 +340,8 @@ static herd_status_t parse_params(const load_ctx_t *c, json_t *root,
                          &m->params[i], &given[i]);
         m->total_bytes += m->params[i].bytes;
     }
+    if (st == HERD_OK)
+        st = parse_layers(c, root, spec.rate, m, given);
     if (st == HERD_OK)
         spread_backward(m, given, &spec);
     free(given);
