@@ -289,7 +289,7 @@ int main(int argc, char **argv)
     double run = std::chrono::duration<double>(t2 - t1).count();
     printf("simgrid: %d ranks (%d x %d) ring %.6g GiB, %d ch, %llu KiB chunks, "
            "mode %s: "
-           "predicted_ms %.3f wall_s %.3f (setup %.3f run %.3f) peak_rss_mib "
+           "predicted_ms %.6f wall_s %.3f (setup %.3f run %.3f) peak_rss_mib "
            "%ld\n",
            p, c.nodes, c.gpn, (double)c.bytes / (1 << 30), c.channels,
            (unsigned long long)(c.chunk >> 10), mode_name(c.mode),
