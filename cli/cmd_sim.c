@@ -141,8 +141,89 @@ int cli_sim_write_rank_timeline(trace_timeline_t *tl, const char *dir,
     return 0;
 }
 
-void cli_sim_print_kinds(const trace_timeline_t *tl, FILE *f)
+typedef struct sim_steps {
+    uint64_t *lo, *hi; /* per step: first start, last end over ranks */
+    size_t n, cap;
+} sim_steps_t;
+
+static int sim_steps_put(sim_steps_t *s, size_t k, uint64_t lo, uint64_t hi)
 {
+    if (k >= s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        uint64_t *a = realloc(s->lo, cap * sizeof(*a));
+        if (a)
+            s->lo = a;
+        uint64_t *b = a ? realloc(s->hi, cap * sizeof(*b)) : NULL;
+        if (!b)
+            return -1;
+        s->hi = b;
+        s->cap = cap;
+    }
+    if (k >= s->n) {
+        s->lo[k] = lo, s->hi[k] = hi, s->n = k + 1;
+        return 0;
+    }
+    s->lo[k] = lo < s->lo[k] ? lo : s->lo[k];
+    s->hi[k] = hi > s->hi[k] ? hi : s->hi[k];
+    return 0;
+}
+
+/* One rank's records [i, j): its "step" marks cut its time into steps. */
+static int sim_steps_rank(const herd_tl_rec_t *r, size_t i, size_t j,
+                          sim_steps_t *s)
+{
+    uint64_t end = 0;
+    for (size_t x = i; x < j; x++)
+        end = r[x].end_ns > end ? r[x].end_ns : end;
+    size_t k = 0;
+    uint64_t prev = 0;
+    int open = 0;
+    for (size_t x = i; x < j; x++) {
+        if (r[x].kind != HERD_TL_MARK || !r[x].label ||
+            strcmp(r[x].label, "step"))
+            continue;
+        if (open && sim_steps_put(s, k++, prev, r[x].start_ns))
+            return -1;
+        prev = r[x].start_ns;
+        open = 1;
+    }
+    return open ? sim_steps_put(s, k, prev, end) : 0;
+}
+
+/* Step times (first start to last end over the ranks), when the run
+ * marks its steps. */
+static void sim_print_steps(trace_timeline_t *tl, FILE *f)
+{
+    trace_timeline_sort(tl);
+    const herd_tl_rec_t *r = trace_timeline_recs(tl);
+    size_t n = trace_timeline_count(tl);
+    sim_steps_t s = {0};
+    int rc = 0;
+    for (size_t i = 0, j; i < n && !rc; i = j) {
+        for (j = i; j < n && r[j].rank == r[i].rank; j++)
+            ;
+        rc = sim_steps_rank(r, i, j, &s);
+    }
+    if (!rc && s.n) {
+        double sum = 0, max = 0;
+        fprintf(f, "steps (from \"step\" marks):");
+        for (size_t k = 0; k < s.n; k++) {
+            double ms = (double)(s.hi[k] - s.lo[k]) * 1e-6;
+            sum += ms;
+            max = ms > max ? ms : max;
+            if (k < 8)
+                fprintf(f, " %.3f", ms);
+        }
+        fprintf(f, "%s ms; mean %.3f ms, max %.3f ms over %zu steps\n",
+                s.n > 8 ? " ..." : "", sum / (double)s.n, max, s.n);
+    }
+    free(s.lo);
+    free(s.hi);
+}
+
+void cli_sim_print_kinds(trace_timeline_t *tl, FILE *f)
+{
+    sim_print_steps(tl, f);
     enum { K = HERD_COLL_COUNT + 2 };
     struct {
         uint64_t n;

@@ -27,7 +27,8 @@ int cli_sim_plot(const char *cmd, const char *script, const char *const *args,
  * scenario's. Returns herd_run's status. */
 herd_status_t cli_sim_replay(const trace_scenario_t *sc, const trace_t *t,
                              int steps, trace_timeline_t *tl);
-/* Per op kind: count, mean and max duration, total time over ranks. */
-void cli_sim_print_kinds(const trace_timeline_t *tl, FILE *f);
+/* Step times (from "step" marks) and per op kind: count, mean and max
+ * duration. Sorts the timeline. */
+void cli_sim_print_kinds(trace_timeline_t *tl, FILE *f);
 
 #endif
