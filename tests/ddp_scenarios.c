@@ -192,9 +192,27 @@ START_TEST(test_straggler_and_no_sync)
 }
 END_TEST
 
+START_TEST(test_timeline_output)
+{
+    char *dir = tu_tmpdir(), cmd[2048], scn[1024], *out = NULL;
+    snprintf(cmd, sizeof(cmd),
+             "%s ddp run %s --timeline %s/tl.json --quiet 2>&1 && grep -c "
+             "'bucket 3' %s/tl.json",
+             tu_herd_binary(),
+             tu_src_path(scn, sizeof(scn), "scenarios/ddp-resnet50-8gpu.yaml"),
+             dir, dir);
+    ck_assert_msg(tu_run(cmd, &out) == 0, "%s", out);
+    ck_assert_int_gt(atoi(out), 0);
+    free(out);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    tu_run(cmd, NULL);
+    free(dir);
+}
+END_TEST
+
 START_TEST(test_bad_input)
 {
-    char cmd[1024], *out = NULL;
+    char cmd[4096], *out = NULL;
     snprintf(cmd, sizeof(cmd), "%s ddp run --set ddp.bucket_cap_mb=zero 2>&1",
              tu_herd_binary());
     ck_assert_int_eq(tu_run(cmd, &out), 2);
@@ -211,6 +229,27 @@ START_TEST(test_bad_input)
     ck_assert_int_eq(tu_run(cmd, &out), 2);
     ck_assert_ptr_nonnull(strstr(out, "unused_params"));
     free(out);
+    snprintf(cmd, sizeof(cmd), "%s ddp run --set ddp.shard_sizes=[1,2] 2>&1",
+             tu_herd_binary());
+    ck_assert_int_eq(tu_run(cmd, &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "2 entries for 8 ranks"));
+    free(out);
+    /* a bad value in a scenario file names the file, line and column */
+    char *dir = tu_tmpdir(), path[1200];
+    snprintf(path, sizeof(path), "%s/bad.yaml", dir);
+    FILE *f = fopen(path, "w");
+    fputs("name: bad\nworkload:\n  ddp:\n    model: gpt2_small\n"
+          "    comm_hook: fp8\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "%s ddp run %s 2>&1", tu_herd_binary(), path);
+    ck_assert_int_eq(tu_run(cmd, &out), 2);
+    ck_assert_msg(strstr(out, "bad.yaml:5:") && strstr(out, "comm_hook"), "%s",
+                  out);
+    free(out);
+    remove(path);
+    remove(dir);
+    free(dir);
 }
 END_TEST
 
@@ -226,6 +265,7 @@ int main(void)
     tcase_add_test(tc, test_rank0_eval_collective);
     tcase_add_test(tc, test_checkpoint_barrier_variants);
     tcase_add_test(tc, test_straggler_and_no_sync);
+    tcase_add_test(tc, test_timeline_output);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
