@@ -73,8 +73,9 @@ START_TEST(test_sim_straggler)
     int rc;
     char *out = run("%s sim scenarios/straggler.yaml -o %s%s", dir, "", &rc);
     ck_assert_msg(rc == 0, "%s", out);
-    ck_assert_msg(strstr(out, "result: ok") && strstr(out, "all_reduce"), "%s",
-                  out);
+    ck_assert_msg(strstr(out, "result: ok") && strstr(out, "all_reduce") &&
+                      strstr(out, "ms over 2 steps"),
+                  "%s", out);
     snprintf(path, sizeof(path), "%s/timeline.json", dir);
     ck_assert_uint_gt(check_chrome(path), 100);
     snprintf(path, sizeof(path), "%s/timeline.tsv", dir);
