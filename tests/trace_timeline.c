@@ -226,6 +226,28 @@ START_TEST(test_threads)
 }
 END_TEST
 
+START_TEST(test_labels_shared)
+{
+    trace_timeline_t *tl;
+    ck_assert_int_eq(trace_timeline_create(&tl), 0);
+    char label[32];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(label, sizeof(label), "bucket%d", i % 1000);
+        herd_tl_rec_t r =
+            rec(HERD_TL_COLL, 0, (uint64_t)i, (uint64_t)i + 1, label);
+        ck_assert_int_eq(trace_timeline_add(tl, &r), 0);
+    }
+    const herd_tl_rec_t *r = trace_timeline_recs(tl);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(label, sizeof(label), "bucket%d", i);
+        ck_assert_str_eq(r[i].label, label);
+        ck_assert_ptr_eq(r[i].label, r[i + 1000].label); /* one copy */
+        ck_assert_ptr_eq(r[i].label, r[i + 2000].label);
+    }
+    trace_timeline_destroy(tl);
+}
+END_TEST
+
 static const struct {
     const char *text;
     const char *expect;
@@ -264,6 +286,7 @@ int main(void)
     tcase_add_test(tc, test_chrome_valid);
     tcase_add_test(tc, test_read_back);
     tcase_add_test(tc, test_threads);
+    tcase_add_test(tc, test_labels_shared);
     tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

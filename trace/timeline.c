@@ -23,8 +23,9 @@ void trace_timeline_destroy(trace_timeline_t *tl)
 {
     if (!tl)
         return;
-    for (size_t i = 0; i < tl->n; i++)
-        free((char *)tl->recs[i].label);
+    for (size_t i = 0; i < tl->labels_cap; i++)
+        free(tl->labels[i]);
+    free(tl->labels);
     for (size_t i = 0; i < tl->nmeta; i++) {
         free(tl->meta[i].key);
         free(tl->meta[i].value);
@@ -32,6 +33,51 @@ void trace_timeline_destroy(trace_timeline_t *tl)
     free(tl->recs);
     pthread_mutex_destroy(&tl->mu);
     free(tl);
+}
+
+static size_t tl_hash(const char *s)
+{
+    size_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+static char **tl_slot(char **table, size_t cap, const char *s)
+{
+    size_t i = tl_hash(s) & (cap - 1);
+    while (table[i] && strcmp(table[i], s))
+        i = (i + 1) & (cap - 1);
+    return &table[i];
+}
+
+static herd_status_t tl_labels_grow(trace_timeline_t *tl)
+{
+    size_t cap = tl->labels_cap ? tl->labels_cap * 2 : 64;
+    char **table = calloc(cap, sizeof(*table));
+    if (!table)
+        return HERD_ERR_NO_MEMORY;
+    for (size_t i = 0; i < tl->labels_cap; i++)
+        if (tl->labels[i])
+            *tl_slot(table, cap, tl->labels[i]) = tl->labels[i];
+    free(tl->labels);
+    tl->labels = table;
+    tl->labels_cap = cap;
+    return HERD_OK;
+}
+
+/* Labels repeat (bucket names, phases): keep one copy of each. */
+static const char *tl_intern(trace_timeline_t *tl, const char *s)
+{
+    if ((tl->nlabels + 1) * 2 > tl->labels_cap && tl_labels_grow(tl))
+        return NULL;
+    char **slot = tl_slot(tl->labels, tl->labels_cap, s);
+    if (!*slot) {
+        if (!(*slot = strdup(s)))
+            return NULL;
+        tl->nlabels++;
+    }
+    return *slot;
 }
 
 static herd_status_t tl_add_locked(trace_timeline_t *tl,
@@ -45,8 +91,8 @@ static herd_status_t tl_add_locked(trace_timeline_t *tl,
         tl->recs = p;
         tl->cap = ncap;
     }
-    char *label = NULL;
-    if (rec->label && !(label = strdup(rec->label)))
+    const char *label = NULL;
+    if (rec->label && !(label = tl_intern(tl, rec->label)))
         return HERD_ERR_NO_MEMORY;
     tl->recs[tl->n] = *rec;
     tl->recs[tl->n].label = label;

@@ -13,7 +13,9 @@ struct trace_timeline {
     pthread_mutex_t mu;
     herd_tl_rec_t *recs;
     size_t n, cap;
-    size_t lost; /* records dropped for lack of memory */
+    size_t lost;   /* records dropped for lack of memory */
+    char **labels; /* interned labels: open addressing, NULL = free */
+    size_t nlabels, labels_cap;
     struct {
         char *key, *value;
     } meta[TL_META_MAX];
