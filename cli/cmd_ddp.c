@@ -1,8 +1,11 @@
 /* cli/cmd_ddp.c - `herd ddp`: DDP model tools.
  *
  *   herd ddp buckets MODEL ...   the reducer's bucket assignment as JSON
- *   herd ddp sampler ...         DistributedSampler shards (cmd_ddp_run.c)
+ *   herd ddp sampler ...         DistributedSampler shards
+ *                                (cmd_ddp_sampler.c)
  *   herd ddp run ...             simulate DDP steps (cmd_ddp_run.c)
+ *   herd ddp report ...          the same from measured timelines
+ *                                (cmd_ddp_report.c)
  *
  * MODEL is a file, or a name looked up in the models/ folder
  * (HERD_MODELS_DIR overrides where that is). */
@@ -216,7 +219,11 @@ static int cmd_buckets(int argc, char **argv)
 }
 
 static const char ddp_usage[] =
-    "usage: herd ddp <buckets|run|sampler> [options]   (--help on each)\n";
+    "usage: herd ddp <command> [options]   (--help on each)\n"
+    "  buckets   the reducer's bucket assignment of a model (JSON)\n"
+    "  sampler   DistributedSampler / per-rank shards: samples and batches\n"
+    "  run       simulate DDP steps: predictions, hangs and errors\n"
+    "  report    the same report from measured timelines\n";
 
 int cli_ddp_main(int argc, char **argv)
 {
@@ -230,5 +237,7 @@ int cli_ddp_main(int argc, char **argv)
         return cli_ddp_sampler_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "run"))
         return cli_ddp_run_main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "report"))
+        return cli_ddp_report_main(argc - 1, argv + 1);
     return cli_usage_error("ddp", "unknown subcommand '%s'", argv[1]);
 }

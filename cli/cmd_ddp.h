@@ -52,6 +52,7 @@ int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
 void cli_ddp_result_fini(cli_ddp_result_t *res);
 
 int cli_ddp_sampler_main(int argc, char **argv);
+int cli_ddp_report_main(int argc, char **argv);
 int cli_ddp_run_main(int argc, char **argv);
 
 #endif

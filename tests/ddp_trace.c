@@ -161,6 +161,21 @@ START_TEST(test_trace_replays_on_tcp)
     ck_assert_int_eq(tu_run(cmd, &out), 0);
     ck_assert_int_eq(atoi(out), want);
     free(out);
+    /* herd ddp report reads the measured timelines like predicted ones */
+    snprintf(cmd, sizeof(cmd),
+             "%s ddp report --set cluster.gpus_per_node=4 --set ddp.model=%s/"
+             "tiny.json --set ddp.bucket_cap_mb=0.25 --from "
+             "%s/tcp/timeline-rank0.json --from %s/tcp/timeline-rank1.json "
+             "--from %s/tcp/timeline-rank2.json --from "
+             "%s/tcp/timeline-rank3.json --json %s/rep.json 2>&1",
+             tu_herd_binary(), dir, dir, dir, dir, dir, dir);
+    ck_assert_msg(tu_run(cmd, &out) == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "steady state"));
+    free(out);
+    snprintf(cmd, sizeof(cmd), "grep -c '\"complete\": true' %s/rep.json", dir);
+    ck_assert_int_eq(tu_run(cmd, &out), 0);
+    ck_assert_int_eq(atoi(out), 3);
+    free(out);
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     tu_run(cmd, NULL);
     free(dir);

@@ -228,7 +228,8 @@ START_TEST(test_launch_in_index_order)
     ck_assert_int_lt(rb1, rb0);
     long l0 = find(r, 'a', "bucket 0", 0), l1 = find(r, 'a', "bucket 1", 0);
     ck_assert_int_gt(l0, rb0);
-    ck_assert_int_eq(l1, l0 + 1);
+    ck_assert_int_eq(l1, l0 + 2); /* right after it (and its launch mark) */
+    ck_assert_int_eq(find(r, 'm', "launch bucket 1", 0), l1 - 1);
     ck_assert_double_eq_tol(r->ev[l1].t, 0.002 + 0.002, 1e-12);
     /* the used-parameter map follows the last bucket */
     long map = find(r, 'a', "unused_map", 0);

@@ -131,8 +131,11 @@ void ddp_collect_cb(const herd_tl_rec_t *rec, void *arg)
     long k = label_index(rec->label, "bucket ");
     if (rec->kind == HERD_TL_COLL && k >= 0 && (size_t)k < c->nb &&
         rec->status == HERD_OK) {
-        btime(c, r, it, (size_t)k)->start = rec->start_ns;
-        btime(c, r, it, (size_t)k)->end = rec->end_ns;
+        ddp_btime_t *b = btime(c, r, it, (size_t)k);
+        b->start = rec->start_ns;
+        b->end = rec->end_ns;
+        if (!b->launch) /* a timeline without launch marks */
+            b->launch = b->start;
     }
 }
 

@@ -35,13 +35,7 @@ static herd_status_t e_mark(void *c, const char *label)
 static herd_status_t launch(prog_ctx_t *x, size_t slot,
                             const ddp_stream_op_t *op)
 {
-    herd_status_t st = HERD_OK;
-    if (!strncmp(op->label, "bucket ", 7)) {
-        char mark[64];
-        snprintf(mark, sizeof(mark), "launch %s", op->label);
-        st = herd_mark(x->comm, mark); /* DDP's launch; it may queue */
-    }
-    return st == HERD_OK ? ddp_stream_launch(x->stream, slot, op) : st;
+    return ddp_stream_launch(x->stream, slot, op);
 }
 
 static herd_status_t e_all_reduce(void *c, uint64_t count, herd_dtype_t dt,

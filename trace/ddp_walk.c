@@ -65,7 +65,12 @@ static herd_status_t launch(walk_t *w, const ddp_buckets_t *bs, size_t k)
         st = w->ops->compute(w->ctx, copy_s(w, b->bytes), "compress");
     }
     uint64_t count = ddp_job_wire_bytes(w->job, b) / herd_dtype_size(dt);
+    char mark[64];
     snprintf(label, sizeof(label), "bucket %zu", k);
+    snprintf(mark, sizeof(mark), "launch %s", label);
+    /* DDP's launch; on one stream it may start later */
+    if (st == HERD_OK)
+        st = w->ops->mark(w->ctx, mark);
     if (st == HERD_OK)
         st = w->ops->all_reduce(w->ctx, count, dt, k, label);
     return st;
