@@ -297,6 +297,8 @@ static const struct {
      "unknown value 'warp'; expected an algorithm"},
     {"seed: -3\n", "expected a non-negative integer"},
     {"collectives: {nccl_model: yes}\n", "expected true or false, got 'yes'"},
+    {"workload:\n  trace: t.json\n  sweep: {min: 1KiB}\n",
+     "x.yaml:3:11: workload.sweep: the workload is already a trace"},
     {"\x01\x02\x03garbage: [\xff\n", "x.yaml:"},
     {"", "x.yaml"},
     {"- just\n- a list\n", "(top): expected a mapping"},

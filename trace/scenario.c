@@ -196,7 +196,20 @@ herd_status_t scn_f_ddp(scn_ctx_t *c, struct fy_node *n, void *base,
         if (st)
             return st;
     }
-    c->sc->wl_kind = TRACE_WL_DDP;
+    return scn_workload_kind(c, n, TRACE_WL_DDP);
+}
+
+herd_status_t scn_workload_kind(scn_ctx_t *c, struct fy_node *n,
+                                trace_wl_kind_t kind)
+{
+    static const char *names[] = {"none", "trace", "sweep", "ddp"};
+    trace_wl_kind_t old = c->sc->wl_kind;
+    if (!c->from_set && old != TRACE_WL_NONE && old != kind)
+        return scn_error(c, n,
+                         "the workload is already a %s; expected one "
+                         "of trace, sweep or ddp",
+                         names[old]);
+    c->sc->wl_kind = kind;
     return HERD_OK;
 }
 
@@ -408,7 +421,8 @@ herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
     herd_status_t st = scn_doc_build(value, name, &doc, err, errlen);
     if (st)
         return st;
-    scn_ctx_t c = {.sc = sc, .file = name, .err = err, .errlen = errlen};
+    scn_ctx_t c = {
+        .sc = sc, .file = name, .err = err, .errlen = errlen, .from_set = 1};
     st = scn_set_path(&c, key, fy_document_root(doc));
     fy_document_destroy(doc);
     scn_sync(sc);

@@ -412,19 +412,21 @@ static herd_status_t scn_f_wl_trace(scn_ctx_t *c, struct fy_node *n, void *base,
         snprintf(path, need, "%s/%s", c->base_dir, s);
     else
         snprintf(path, need, "%s", s);
+    st = scn_workload_kind(c, n, TRACE_WL_TRACE);
+    if (st) {
+        free(path);
+        return st;
+    }
     free(c->sc->trace_path);
     c->sc->trace_path = path;
-    c->sc->wl_kind = TRACE_WL_TRACE;
     return HERD_OK;
 }
 
 static herd_status_t scn_f_wl_sweep(scn_ctx_t *c, struct fy_node *n, void *base,
                                     const scn_field_t *f)
 {
-    herd_status_t st = scn_f_map(c, n, base, f);
-    if (!st)
-        c->sc->wl_kind = TRACE_WL_SWEEP;
-    return st;
+    herd_status_t st = scn_workload_kind(c, n, TRACE_WL_SWEEP);
+    return st ? st : scn_f_map(c, n, base, f);
 }
 
 static void scn_fault_init(void *item)

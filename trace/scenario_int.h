@@ -17,6 +17,7 @@ typedef struct scn_ctx {
     const char *base_dir;    /* relative paths are resolved here; NULL: cwd */
     char path[SCN_PATH_MAX]; /* dotted key path, for messages */
     int line, col;           /* 1-based place of the current key */
+    int from_set;            /* 1: --set may switch the workload kind */
     char *err;
     size_t errlen;
 } scn_ctx_t;
@@ -60,6 +61,9 @@ herd_status_t scn_f_ddp(scn_ctx_t *c, struct fy_node *n, void *base,
 /* Set one DDP key (replacing an earlier value). */
 herd_status_t scn_ddp_put(trace_scenario_t *sc, const char *key,
                           const char *value, int line, int col, int flow);
+/* Make `kind` the workload; in a file, a second kind is an error. */
+herd_status_t scn_workload_kind(scn_ctx_t *c, struct fy_node *n,
+                                trace_wl_kind_t kind);
 /* Point sc->sim's arrays at the scenario's own. */
 void scn_sync(trace_scenario_t *sc);
 
