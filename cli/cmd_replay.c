@@ -97,7 +97,8 @@ static void rp_default_cluster(trace_scenario_t *sc, const trace_t *t)
         gpn = t->world_size;
     sc->sim.cluster.gpus_per_node = gpn;
     sc->sim.cluster.nodes = (t->world_size + gpn - 1) / gpn;
-    sc->sim.world_size = t->world_size;
+    if (t->world_size % gpn) /* a partly filled last node */
+        sc->sim.world_size = t->world_size;
 }
 
 static void rp_setup(trace_replay_t *rp, const trace_t *t,
@@ -114,21 +115,55 @@ static void rp_setup(trace_replay_t *rp, const trace_t *t,
         rp->steps = a->steps;
 }
 
+/* --set KEY=VALUE on the default cluster (no --scenario). */
+static int rp_sets(const rp_args_t *a, trace_scenario_t *sc)
+{
+    char err[1024];
+    herd_status_t st = HERD_OK;
+    for (int i = 0; i < a->nsets && !st; i++) {
+        char key[256];
+        const char *eq = strchr(a->sets[i], '=');
+        if (!eq || (size_t)(eq - a->sets[i]) >= sizeof(key))
+            return cli_usage_error("replay", "--set %s: expected KEY=VALUE",
+                                   a->sets[i]);
+        snprintf(key, sizeof(key), "%.*s", (int)(eq - a->sets[i]), a->sets[i]);
+        st = trace_scenario_set(sc, key, eq + 1, err, sizeof(err));
+    }
+    if (!st)
+        st = trace_scenario_validate(sc, err, sizeof(err));
+    if (st)
+        fprintf(stderr, "herd replay: %s\n", err);
+    return st ? 2 : 0;
+}
+
+/* The scenario (given, or nodes of 8 GPUs sized for the trace, with
+ * --set applied) and the trace for its world size. */
+static int rp_scenario(const rp_args_t *a, trace_scenario_t **sc, trace_t **t)
+{
+    if (a->scenario) {
+        int rc = cli_ddp_load_scenario("replay", a->scenario, (char **)a->sets,
+                                       a->nsets, sc);
+        return rc ? rc : rp_load(a->trace, trace_scenario_world_size(*sc), t);
+    }
+    int rc = trace_scenario_create(sc) ? 2 : rp_load(a->trace, 0, t);
+    if (!rc) {
+        rp_default_cluster(*sc, *t);
+        rc = rp_sets(a, *sc);
+    }
+    if (!rc && trace_scenario_world_size(*sc) != (*t)->world_size) {
+        trace_destroy(*t);
+        *t = NULL;
+        rc = rp_load(a->trace, trace_scenario_world_size(*sc), t);
+    }
+    return rc;
+}
+
 static int rp_sim(const rp_args_t *a)
 {
     trace_scenario_t *sc = NULL;
     trace_t *t = NULL;
     trace_timeline_t *tl = NULL;
-    int rc = a->scenario
-                 ? cli_ddp_load_scenario("replay", a->scenario,
-                                         (char **)a->sets, a->nsets, &sc)
-             : trace_scenario_create(&sc) ? 2
-                                          : 0;
-    if (!rc)
-        rc = rp_load(a->trace, a->scenario ? trace_scenario_world_size(sc) : 0,
-                     &t);
-    if (!rc && !a->scenario)
-        rp_default_cluster(sc, t);
+    int rc = rp_scenario(a, &sc, &t);
     const char *dir = a->out ? a->out : "out/replay";
     if (!rc && (cli_sim_mkdir("replay", dir) || trace_timeline_create(&tl) ||
                 trace_timeline_set_meta(tl, "engine", "sim") ||

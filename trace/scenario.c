@@ -39,7 +39,10 @@ herd_status_t scn_error(scn_ctx_t *c, struct fy_node *n, const char *fmt, ...)
     int line = c->line, col = c->col;
     scn_node_mark(n, &line, &col, 0);
     int k;
-    if (line > 0)
+    if (c->from_set) /* "--set KEY: ..." already says where */
+        k = snprintf(c->err, c->errlen, "%s: %s%s", c->file, c->path,
+                     c->path[0] ? ": " : "");
+    else if (line > 0)
         k = snprintf(c->err, c->errlen, "%s:%d:%d: %s: ", c->file, line, col,
                      c->path[0] ? c->path : "(top)");
     else
@@ -447,7 +450,8 @@ const trace_kv_t *trace_scenario_ddp_get(const trace_scenario_t *sc,
 
 #define SCN_FAIL(...)                                                          \
     do {                                                                       \
-        int k_ = snprintf(err, errlen, "%s: ", sc->path);                      \
+        int k_ = snprintf(err, errlen,                                         \
+                          "%s: ", sc->path[0] ? sc->path : "scenario");        \
         if (k_ >= 0 && (size_t)k_ < errlen)                                    \
             snprintf(err + k_, errlen - (size_t)k_, __VA_ARGS__);              \
         return HERD_ERR_PARSE;                                                 \
