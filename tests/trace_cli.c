@@ -262,6 +262,25 @@ START_TEST(test_perf_scenario)
 }
 END_TEST
 
+START_TEST(test_replay_set)
+{
+    char *dir = tu_tmpdir();
+    int rc;
+    char *out = run("%s replay scenarios/traces/dp-steps.json --no-plots -o "
+                    "%s --set cluster.gpus_per_node=4 --set cluster.nodes=2%s",
+                    dir, "", &rc);
+    ck_assert_msg(rc == 0 && strstr(out, "on sim: 8 ranks"), "%s", out);
+    free(out);
+    out = run("%s replay scenarios/traces/dp-steps.json -o %s --set "
+              "cluster.nodez=2 2>&1%s",
+              dir, "", &rc);
+    ck_assert_msg(rc == 2 && strstr(out, "--set cluster.nodez: unknown key"),
+                  "%s", out);
+    free(out);
+    rm_dir(dir);
+}
+END_TEST
+
 START_TEST(test_no_gnuplot)
 {
     char *dir = tu_tmpdir();
@@ -287,6 +306,7 @@ int main(void)
     tcase_add_test(tc, test_check);
     tcase_add_test(tc, test_rescale_replay_compare);
     tcase_add_test(tc, test_perf_scenario);
+    tcase_add_test(tc, test_replay_set);
     tcase_add_test(tc, test_tcp_measured_compare);
     tcase_add_test(tc, test_no_gnuplot);
     suite_add_tcase(s, tc);
