@@ -65,6 +65,7 @@ START_TEST(test_unused_param_all_ranks)
     expect(&r, "ranks 0-7 raised at the next forward");
     expect(&r, "Expected to have finished reduction in the prior iteration");
     expect(&r, "did not receive grad for rank 0: 100");
+    expect(&r, "nobody is left waiting");
     ck_assert_ptr_null(strstr(r.diag, "blocked in"));
     run_done(&r);
 }

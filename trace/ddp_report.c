@@ -51,9 +51,10 @@ static void put(diag_buf_t *d, const char *fmt, ...)
 static void diag_raised(const ddp_collect_t *c, const ddp_outcome_t *o,
                         unsigned char *sel, diag_buf_t *d)
 {
-    int first = -1;
+    int first = -1, n = 0;
     for (int r = 0; r < c->world; r++) {
         sel[r] = o->raised && o->raised[r];
+        n += sel[r];
         if (sel[r] && first < 0)
             first = r;
     }
@@ -63,6 +64,9 @@ static void diag_raised(const ddp_collect_t *c, const ddp_outcome_t *o,
     rank_ranges(sel, c->world, ranks, sizeof(ranks));
     put(d, "%s raised at the next forward: %s\n", ranks,
         o->errors && o->errors[first] ? o->errors[first] : "(no message)");
+    if (n == c->world)
+        put(d, "every rank raised the same error: the job fails at once, "
+               "nobody is left waiting\n");
 }
 
 /* Ranks whose program failed on an engine error, grouped by message. */
