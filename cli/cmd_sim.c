@@ -333,13 +333,15 @@ static void sim_outcome(herd_status_t st, const herd_run_info_t *info,
                info->report[strlen(info->report) - 1] == '\n' ? "" : "\n");
 }
 
-static void sim_rank_errors(char **errors, int world)
+/* The ranks' own errors; after a diagnosed hang they only repeat that
+ * each rank was aborted, so they are left out then. */
+static void sim_rank_errors(char **errors, int world, int show)
 {
     int shown = 0;
     for (int r = 0; r < world; r++) {
         if (!errors[r])
             continue;
-        if (shown++ < 8)
+        if (show && shown++ < 8)
             printf("rank %d failed: %s\n", r, errors[r]);
         free(errors[r]);
     }
@@ -376,7 +378,9 @@ herd_status_t cli_sim_replay(const trace_scenario_t *sc, const trace_t *t,
     double t0 = sim_clock();
     herd_status_t st = herd_run(&init, trace_replay_main, &rp, &info);
     sim_outcome(st, &info, sim_clock() - t0);
-    sim_rank_errors(rp.errors, t->world_size);
+    sim_rank_errors(rp.errors, t->world_size,
+                    !info.report ||
+                        (st != HERD_ERR_HANG && st != HERD_ERR_TIMEOUT));
     free(rp.errors);
     herd_run_info_clear(&info);
     return st;
