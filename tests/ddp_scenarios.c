@@ -117,6 +117,23 @@ START_TEST(test_uneven_shards_hang)
 }
 END_TEST
 
+START_TEST(test_join_fixes_uneven_shards)
+{
+    run_t r;
+    run_scenario("ddp-uneven-join", NULL, &r);
+    ck_assert_msg(r.rc == 0, "%s", r.out);
+    ck_assert_str_eq(status(&r), "HERD_OK");
+    ck_assert_str_eq(r.diag, "");
+    /* rank 7 shadows steps 6 and 7: every rank completes all 8 */
+    json_t *steps = json_object_get(r.j, "steps");
+    ck_assert_uint_eq(json_array_size(steps), 8);
+    for (size_t i = 0; i < 8; i++)
+        ck_assert(json_is_true(
+            json_object_get(json_array_get(steps, i), "complete")));
+    run_done(&r);
+}
+END_TEST
+
 START_TEST(test_rank0_eval_collective)
 {
     run_t r;
@@ -264,6 +281,7 @@ int main(void)
     tcase_add_test(tc, test_unused_param_one_rank_hangs);
     tcase_add_test(tc, test_find_unused_fixes_it);
     tcase_add_test(tc, test_uneven_shards_hang);
+    tcase_add_test(tc, test_join_fixes_uneven_shards);
     tcase_add_test(tc, test_rank0_eval_collective);
     tcase_add_test(tc, test_checkpoint_barrier_variants);
     tcase_add_test(tc, test_straggler_and_no_sync);

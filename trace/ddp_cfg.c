@@ -64,6 +64,7 @@ static const key_def_t keys[] = {
     {"shards", K_BOOL, F(shards), 0, 0},
     {"shard_sizes", K_LIST, F(shard_sizes), 0, 1e15},
     {"epochs", K_INT, F(epochs), 1, 1e6},
+    {"join", K_BOOL, F(join), 0, 0},
     {"eval_every", K_INT, F(eval_every), 0, 1e9},
     {"eval_s", K_DOUBLE, F(eval_s), 0, 1e9},
     {"eval_collective", K_BOOL, F(eval_collective), 0, 0},

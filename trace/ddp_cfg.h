@@ -62,6 +62,7 @@ typedef struct ddp_cfg {
     int shards;                 /* unpadded per-rank shards instead */
     ddp_int_list_t shard_sizes; /* explicit per-rank shard lengths */
     long epochs;
+    int join; /* the training loop runs under Join (uneven inputs) */
     /* rank 0 extras */
     long eval_every;
     double eval_s;

@@ -190,7 +190,8 @@ static herd_status_t bcast(walk_t *w, uint64_t count, herd_dtype_t dt,
     return st == HERD_OK ? w->ops->wait(w->ctx, slot_misc(w)) : st;
 }
 
-static herd_status_t forward(walk_t *w, long iter)
+/* The collectives of a forward: the bucket rebuild, the buffers. */
+static herd_status_t forward_comm(walk_t *w, long iter)
 {
     const ddp_job_t *j = w->job;
     herd_status_t st = HERD_OK;
@@ -211,8 +212,91 @@ static herd_status_t forward(walk_t *w, long iter)
                        HERD_UINT8, "buffers");
         }
     }
-    return st == HERD_OK ? w->ops->compute(w->ctx, j->model.fwd_s, "forward")
-                         : st;
+    return st;
+}
+
+static herd_status_t forward(walk_t *w, long iter)
+{
+    herd_status_t st = forward_comm(w, iter);
+    return st == HERD_OK
+               ? w->ops->compute(w->ctx, w->job->model.fwd_s, "forward")
+               : st;
+}
+
+static herd_status_t blocking_all_reduce(walk_t *w, uint64_t count,
+                                         herd_dtype_t dt, const char *label)
+{
+    herd_status_t st =
+        w->ops->all_reduce(w->ctx, count, dt, slot_misc(w), label);
+    return st == HERD_OK ? w->ops->wait(w->ctx, slot_misc(w)) : st;
+}
+
+/* Join (torch.distributed.algorithms.Join) at each forward: the
+ * notification all_reduce (ones from ranks with data, zeros from joined
+ * ones) and DDP's global require_backward_grad_sync flag. */
+static herd_status_t join_flags(walk_t *w)
+{
+    herd_status_t st = blocking_all_reduce(w, 1, HERD_INT32, "join notify");
+    return st == HERD_OK
+               ? blocking_all_reduce(w, 1, HERD_INT32, "join require_sync")
+               : st;
+}
+
+/* A joined rank shadows an iteration of the others: their forward's
+ * collectives, then every bucket's all_reduce (zeros) in order. */
+static herd_status_t shadow_iteration(walk_t *w, long iter)
+{
+    const ddp_job_t *j = w->job;
+    int sync = ddp_job_is_sync(j, iter);
+    const ddp_buckets_t *bs = ddp_job_layout(j, iter);
+    herd_status_t st = w->ops->mark(w->ctx, "step");
+    if (st == HERD_OK)
+        st = join_flags(w);
+    if (st == HERD_OK)
+        st = forward_comm(w, iter);
+    for (size_t k = 0; sync && st == HERD_OK && k < bs->n; k++)
+        st = launch(w, bs, k);
+    int map = j->cfg.find_unused && !j->cfg.static_graph;
+    if (sync && map && st == HERD_OK)
+        st = w->ops->all_reduce(w->ctx, j->model.nparams, HERD_INT32,
+                                slot_map(w), "unused_map");
+    for (size_t k = 0; sync && st == HERD_OK && k < bs->n; k++)
+        st = w->ops->wait(w->ctx, k);
+    if (sync && map && st == HERD_OK)
+        st = w->ops->wait(w->ctx, slot_map(w));
+    if (sync && st == HERD_OK)
+        st = w->ops->mark(w->ctx, "finalize");
+    w->syncs += sync;
+    w->fwd_param_sync = sync;
+    return st;
+}
+
+/* After its own data: shadow the others until every rank has joined,
+ * the last notification, then the last joiner's model broadcast. */
+static herd_status_t join_tail(walk_t *w, long own)
+{
+    const ddp_job_t *j = w->job;
+    long most = 0;
+    int last = 0;
+    for (int r = 0; r < j->world; r++)
+        if (j->rank_iters[r] >= most)
+            most = j->rank_iters[r], last = r;
+    herd_status_t st = HERD_OK;
+    for (long it = own; st == HERD_OK && it < most; it++)
+        st = shadow_iteration(w, it);
+    if (st == HERD_OK)
+        st = blocking_all_reduce(w, 1, HERD_INT32, "join notify");
+    uint64_t total = j->model.total_bytes + j->model.buffer_bytes;
+    for (uint64_t off = 0; st == HERD_OK && off < total;
+         off += BUFFER_CHUNK_BYTES) {
+        uint64_t n = total - off;
+        st = w->ops->broadcast(
+            w->ctx, n < BUFFER_CHUNK_BYTES ? n : BUFFER_CHUNK_BYTES, HERD_UINT8,
+            last, slot_misc(w), "join final sync");
+        if (st == HERD_OK)
+            st = w->ops->wait(w->ctx, slot_misc(w));
+    }
+    return st;
 }
 
 static herd_status_t rank0_extras(walk_t *w, long iter)
@@ -249,6 +333,8 @@ static herd_status_t iteration(walk_t *w, long iter, int *raised)
             1; /* prepare_for_forward: the prior reduction is unfinished */
         return HERD_OK;
     }
+    if (st == HERD_OK && j->cfg.join)
+        st = join_flags(w);
     if (st == HERD_OK)
         st = forward(w, iter);
     int sync = ddp_job_is_sync(j, iter);
@@ -302,6 +388,8 @@ herd_status_t ddp_job_walk(const ddp_job_t *job, int rank,
     for (long it = 0; st == HERD_OK && !*raised && it < job->rank_iters[rank];
          it++)
         st = iteration(&w, it, raised);
+    if (st == HERD_OK && !*raised && job->cfg.join)
+        st = join_tail(&w, job->rank_iters[rank]);
     if (!*raised)
         msg[0] = '\0';
     free(w.left);
