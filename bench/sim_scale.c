@@ -44,6 +44,12 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static double cpu_s(const struct rusage *r)
+{
+    return (double)r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6 +
+           (double)r->ru_stime.tv_sec + r->ru_stime.tv_usec / 1e6;
+}
+
 static int run(const scale_t *s)
 {
     herd_sim_opts_t o;
@@ -52,22 +58,27 @@ static int run(const scale_t *s)
     o.cluster.gpus_per_node = s->gpn;
     herd_init_t init = {.backend = "sim", .engine_opts = &o};
     herd_run_info_t info;
+    struct rusage ru0, ru;
+    getrusage(RUSAGE_SELF, &ru0);
     double t0 = now_s();
     herd_status_t st = herd_run(&init, prog, (void *)s, &info);
     double wall = now_s() - t0;
-    struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
+    /* CPU time too: on a shared machine wall time includes waiting */
+    double cpu = cpu_s(&ru) - cpu_s(&ru0);
     int p = s->nodes * s->gpn;
     double bound =
         2.0 * (p - 1) / p * (double)s->bytes / o.cluster.inter.bandwidth;
     printf("%5d ranks (%d x %d) %s %.3g GiB, %d ch, %llu KiB chunks: %s\n"
-           "      wall %.3f s, %llu events, %.2f M events/s, peak RSS %ld MiB\n"
+           "      wall %.3f s (cpu %.3f s), %llu events, %.2f M events/s "
+           "(%.2f M per cpu s), peak RSS %ld MiB\n"
            "      predicted %.3f ms (NIC bound %.3f ms)\n",
            p, s->nodes, s->gpn, herd_algo_name(s->algo),
            (double)s->bytes / (1 << 30), s->channels,
            (unsigned long long)(s->chunk >> 10), herd_status_string(st), wall,
-           (unsigned long long)info.events, info.events / wall / 1e6,
-           ru.ru_maxrss / 1024, info.end_time_ns / 1e6, bound * 1e3);
+           cpu, (unsigned long long)info.events, info.events / wall / 1e6,
+           info.events / cpu / 1e6, ru.ru_maxrss / 1024, info.end_time_ns / 1e6,
+           bound * 1e3);
     fflush(stdout);
     herd_run_info_clear(&info);
     return st == HERD_OK ? 0 : 1;
