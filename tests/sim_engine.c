@@ -255,6 +255,54 @@ START_TEST(request_outlives_group)
 }
 END_TEST
 
+/* Zero counts, nested groups, many async ops left to the end. */
+static int prog_edges(herd_comm_t *c, void *arg)
+{
+    int r = herd_comm_rank(c);
+    float x = 1;
+    if (herd_all_reduce(c, NULL, NULL, 0, HERD_FLOAT32, HERD_SUM, NULL) ||
+        herd_broadcast(c, NULL, 0, HERD_FLOAT32, 1, NULL))
+        return 1;
+    int half[3] = {0, 2, 4};
+    herd_comm_t *g = NULL, *gg = NULL;
+    if (herd_new_group(c, half, 3, &g))
+        return 2;
+    if (g && herd_new_group(g, (int[]){0, 1}, 2, &gg))
+        return 3;
+    if (gg && herd_all_reduce(gg, &x, &x, 1, HERD_FLOAT32, HERD_SUM, NULL))
+        return 4;
+    if (gg && x != 2)
+        return 5;
+    if (g && herd_barrier(g, NULL))
+        return 6;
+    herd_req_t *reqs[8];
+    char buf[8][32];
+    for (int i = 0; i < 8; i++)
+        if (herd_all_reduce(c, buf[i], buf[i], 8, HERD_FLOAT32, HERD_MAX,
+                            &reqs[i]))
+            return 7;
+    for (int i = 7; i >= 0; i--)
+        herd_req_free(reqs[i]); /* waits */
+    if (gg)
+        herd_comm_destroy(gg);
+    if (g)
+        herd_comm_destroy(g);
+    return r >= 0 ? 0 : 8;
+}
+
+START_TEST(edge_cases)
+{
+    herd_sim_opts_t o;
+    opts(&o, 1, 6);
+    o.real_buffers = 1;
+    herd_run_info_t info;
+    herd_status_t st = run(&o, prog_edges, NULL, &info);
+    ck_assert_msg(st == HERD_OK, "%s rank %d rc %d", herd_status_name(st),
+                  info.failed_rank, info.exit_code);
+    herd_run_info_clear(&info);
+}
+END_TEST
+
 Suite *suite(void)
 {
     Suite *s = suite_create("sim_engine");
@@ -268,6 +316,7 @@ Suite *suite(void)
     tcase_add_test(t, polling_loop_progresses);
     tcase_add_test(t, polling_hang_is_diagnosed);
     tcase_add_test(t, request_outlives_group);
+    tcase_add_test(t, edge_cases);
     suite_add_tcase(s, t);
     return s;
 }
