@@ -286,8 +286,8 @@ run_gpu_tests() {
     for t in "$BUILD"/tests/gpu_*; do
         [ -x "$t" ] || continue
         n=$((n + 1))
-        HERD_BINARY=$HERD HERD_SOURCE_DIR=$ROOT HERD_SHARED_DIR=$ROOT/../shared \
-            budgeted 120 "$t" >"$OUT/$(basename "$t").log" 2>&1
+        budgeted 120 env HERD_BINARY="$HERD" HERD_SOURCE_DIR="$ROOT" \
+            HERD_SHARED_DIR="$ROOT/../shared" "$t" >"$OUT/$(basename "$t").log" 2>&1
         rc=$?
         case $rc in
         0) say "$(basename "$t"): passed" ;;
@@ -368,8 +368,9 @@ summary() {
         echo "==== herd gpu-check summary ($(date -u +%FT%TZ)) ===="
         echo "engine $ENGINE; NCCL $NCCL_VER; ranks $RANKS ($RANKS_NOTE)"
         echo "GPU: $GPU_NAME"
+        echo "(smallest size: time in us; largest size ($MAXBYTES): busbw in GB/s)"
         printf '%-15s %5s %12s %12s %12s %12s\n' collective ranks \
-            "t8B meas us" "t8B sim us" "busbw meas" "busbw sim"
+            "t meas" "t sim" "busbw meas" "busbw sim"
         printf '%s\n' "${ROWS[@]}"
         printf '%s\n' "${NOTES[@]}"
         echo "results: $OUT ($(left)s of the ${BUDGET}s budget left)"
@@ -437,4 +438,7 @@ main() {
     [ "$FAILED" -eq 0 ]
 }
 
-main "$@"
+# Sourcing (for tests of the functions) does not run the check.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    main "$@"
+fi
