@@ -39,6 +39,15 @@ typedef struct sim_xstep {
 #define SIM_SMALL_CH 64
 #define XS_ARRIVED 4
 
+/* (peer, channel) -> nonzero uint32: a direct table for the few peers
+ * most schedules talk to, a hash map beyond them. */
+typedef struct sim_pcmap {
+    int n; /* peers in the table; -1: every entry is in h */
+    int32_t peer[SIM_SMALL_PEERS];
+    uint32_t v[SIM_SMALL_PEERS][SIM_SMALL_CH];
+    sim_htab_t h;
+} sim_pcmap_t;
+
 struct sim_exec {
     sim_world_t *w;
     sim_inst_t *inst;
@@ -49,14 +58,11 @@ struct sim_exec {
     uint32_t nsteps;
     sim_xstep_t *xs; /* nsteps + 1 (sentinel rdep_off) */
     uint32_t *rdeps;
-    sim_htab_t conns;            /* (channel, peer) -> receive conn + 1 */
+    sim_pcmap_t rconn;           /* (peer, channel) -> receive conn + 1 */
     uint32_t *crecv_off, *crecv; /* per receive conn: its steps in order */
     uint32_t nconns;
     uint32_t *ccur; /* per receive conn: the step expected next */
-    /* most schedules receive from a few peers: a direct table for them */
-    int nsmall; /* peers in small_peer; -1: use the hash map */
-    int32_t small_peer[SIM_SMALL_PEERS];
-    uint32_t small_conn[SIM_SMALL_PEERS][SIM_SMALL_CH];
+    uint32_t ccur_cap;
     uint32_t nleft;
     size_t esize;
     int real;
@@ -117,7 +123,7 @@ void sim_exec_destroy(sim_exec_t *x)
     core_sched_fini(&x->s);
     free(x->xs);
     free(x->rdeps);
-    sim_htab_fini(&x->conns);
+    sim_htab_fini(&x->rconn.h);
     free(x->crecv_off);
     free(x->crecv);
     free(x->ccur);
@@ -159,99 +165,110 @@ static herd_status_t build_steps(sim_exec_t *x, const core_sched_t *s)
     return HERD_OK;
 }
 
-static void small_add(sim_exec_t *x, int peer, int channel, uint32_t conn)
+static uint32_t pcmap_get(const sim_pcmap_t *m, int peer, int channel)
 {
-    if (x->nsmall < 0)
-        return;
-    if (channel >= SIM_SMALL_CH) {
-        x->nsmall = -1;
-        return;
-    }
-    int i = 0;
-    while (i < x->nsmall && x->small_peer[i] != peer)
-        i++;
-    if (i == x->nsmall) {
-        if (i == SIM_SMALL_PEERS) {
-            x->nsmall = -1;
-            return;
-        }
-        x->small_peer[x->nsmall++] = peer;
-    }
-    x->small_conn[i][channel] = conn;
+    if (m->n < 0)
+        return (uint32_t)(uintptr_t)sim_htab_get(&m->h,
+                                                 conn_key(channel, peer));
+    if ((unsigned)channel >= SIM_SMALL_CH)
+        return 0;
+    for (int i = 0; i < m->n; i++)
+        if (m->peer[i] == peer)
+            return m->v[i][channel];
+    return 0;
 }
 
-/* Receive connection (index + 1) for messages from `src` on `channel`;
- * 0 if there is none. */
-static uint32_t conn_of(const sim_exec_t *x, int src, int channel)
+static herd_status_t pcmap_spill(sim_pcmap_t *m)
 {
-    if (x->nsmall >= 0) {
-        if ((unsigned)channel >= SIM_SMALL_CH)
-            return 0;
-        for (int i = 0; i < x->nsmall; i++)
-            if (x->small_peer[i] == src)
-                return x->small_conn[i][channel];
-        return 0;
+    for (int i = 0; i < m->n; i++)
+        for (int c = 0; c < SIM_SMALL_CH; c++)
+            if (m->v[i][c] &&
+                sim_htab_put(&m->h, conn_key(c, m->peer[i]),
+                             (void *)(uintptr_t)m->v[i][c]) != HERD_OK)
+                return HERD_ERR_NO_MEMORY;
+    m->n = -1;
+    return HERD_OK;
+}
+
+static herd_status_t pcmap_put(sim_pcmap_t *m, int peer, int channel,
+                               uint32_t v)
+{
+    if (m->n >= 0 && (unsigned)channel < SIM_SMALL_CH) {
+        int i = 0;
+        while (i < m->n && m->peer[i] != peer)
+            i++;
+        if (i < m->n || m->n < SIM_SMALL_PEERS) {
+            if (i == m->n)
+                m->peer[m->n++] = peer;
+            m->v[i][channel] = v;
+            return HERD_OK;
+        }
     }
-    return (uint32_t)(uintptr_t)sim_htab_get(&x->conns, conn_key(channel, src));
+    if (m->n >= 0 && pcmap_spill(m) != HERD_OK)
+        return HERD_ERR_NO_MEMORY;
+    return sim_htab_put(&m->h, conn_key(channel, peer), (void *)(uintptr_t)v);
+}
+
+/* A new receive connection whose first step is `first`. */
+static herd_status_t new_recv_conn(sim_exec_t *x, const sim_xstep_t *p,
+                                   uint32_t first)
+{
+    if (x->nconns == x->ccur_cap) {
+        uint32_t cap = x->ccur_cap ? 2 * x->ccur_cap : 16;
+        uint32_t *v = realloc(x->ccur, (size_t)cap * sizeof(*v));
+        if (!v)
+            return HERD_ERR_NO_MEMORY;
+        x->ccur = v;
+        x->ccur_cap = cap;
+    }
+    x->ccur[x->nconns++] = first;
+    return pcmap_put(&x->rconn, p->peer, p->channel, x->nconns);
 }
 
 /* Chains each connection's steps (conn_next, k) and numbers the receive
  * connections for delivery lookups. */
 static herd_status_t build_conns(sim_exec_t *x)
 {
-    sim_htab_t last = {0};
+    sim_pcmap_t *last = calloc(2, sizeof(*last)); /* send, receive */
+    if (!last)
+        return HERD_ERR_NO_MEMORY;
     herd_status_t st = HERD_OK;
     for (uint32_t i = 0; i < x->nsteps && st == HERD_OK; i++) {
         sim_xstep_t *p = &x->xs[i];
         p->conn_next = XS_NONE;
         if (p->kind == CORE_STEP_COPY)
             continue;
-        int recv = p->kind != CORE_STEP_SEND;
-        uint64_t key = conn_key(p->channel, p->peer) | ((uint64_t)recv << 63);
-        uintptr_t prev = (uintptr_t)sim_htab_get(&last, key);
+        sim_pcmap_t *m = &last[p->kind != CORE_STEP_SEND];
+        uint32_t prev = pcmap_get(m, p->peer, p->channel);
         if (prev) {
             x->xs[prev - 1].conn_next = i;
             p->wait++;
             p->k = x->xs[prev - 1].k + 1;
-        } else if (recv) {
-            st = sim_htab_put(&x->conns, conn_key(p->channel, p->peer),
-                              (void *)(uintptr_t)(++x->nconns));
-            small_add(x, p->peer, p->channel, x->nconns);
+        } else if (p->kind != CORE_STEP_SEND) {
+            st = new_recv_conn(x, p, i);
         }
         if (st == HERD_OK)
-            st = sim_htab_put(&last, key, (void *)(uintptr_t)(i + 1));
+            st = pcmap_put(m, p->peer, p->channel, i + 1);
     }
-    sim_htab_fini(&last);
+    sim_htab_fini(&last[0].h);
+    sim_htab_fini(&last[1].h);
+    free(last);
     return st;
 }
 
-static int is_recv(const sim_xstep_t *p)
-{
-    return p->kind == CORE_STEP_RECV || p->kind == CORE_STEP_RECV_REDUCE;
-}
-
+/* Receive steps of each connection in order (CSR), for deliveries that
+ * arrive out of order. */
 static herd_status_t build_recv_index(sim_exec_t *x)
 {
     x->crecv_off = calloc((size_t)x->nconns + 1, sizeof(uint32_t));
     x->crecv = big_calloc((size_t)x->nsteps + 1, sizeof(uint32_t));
-    x->ccur = calloc((size_t)x->nconns + 1, sizeof(uint32_t));
-    if (!x->crecv_off || !x->crecv || !x->ccur)
+    if (!x->crecv_off || !x->crecv)
         return HERD_ERR_NO_MEMORY;
-    for (uint32_t i = 0; i < x->nsteps; i++)
-        if (is_recv(&x->xs[i]))
-            x->crecv_off[(uintptr_t)sim_htab_get(
-                &x->conns, conn_key(x->xs[i].channel, x->xs[i].peer))]++;
-    for (uint32_t c = 0; c < x->nconns; c++)
-        x->crecv_off[c + 1] += x->crecv_off[c];
-    for (uint32_t i = 0; i < x->nsteps; i++) {
-        const sim_xstep_t *p = &x->xs[i];
-        if (is_recv(p)) {
-            uintptr_t c = (uintptr_t)sim_htab_get(
-                &x->conns, conn_key(p->channel, p->peer));
-            x->crecv[x->crecv_off[c - 1] + p->k] = i;
-            if (p->k == 0)
-                x->ccur[c - 1] = i;
-        }
+    uint32_t j = 0;
+    for (uint32_t c = 0; c < x->nconns; c++) {
+        for (uint32_t s = x->ccur[c]; s != XS_NONE; s = x->xs[s].conn_next)
+            x->crecv[j++] = s;
+        x->crecv_off[c + 1] = j;
     }
     return HERD_OK;
 }
@@ -540,7 +557,7 @@ static uint32_t recv_step(sim_exec_t *x, uint32_t c, uint32_t k)
 void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, int src, int channel,
                       uint32_t k, void *payload)
 {
-    uint32_t c = conn_of(x, src, channel);
+    uint32_t c = pcmap_get(&x->rconn, src, channel);
     if (!c || k >= x->crecv_off[c] - x->crecv_off[c - 1]) {
         x->err = HERD_ERR_INTERNAL; /* sender and receiver disagree */
         free(payload);
