@@ -257,11 +257,11 @@ static herd_status_t comm_create(const herd_init_t *init, herd_comm_t **out)
     w->local_size =
         w->rdzv.local_world_size > 0 ? w->rdzv.local_world_size : w->size;
     w->spin_us = core_env_int("HERD_TCP_SPIN_US", 200);
-    /* Yield between polls when this node's ranks outnumber its cores (as
-     * Open MPI does when oversubscribed): a spinning rank would otherwise
-     * hold the core its peer needs. HERD_TCP_YIELD=0/1 forces it. */
-    int over = w->local_size > (int)sysconf(_SC_NPROCESSORS_ONLN);
-    w->yield = core_env_int("HERD_TCP_YIELD", over) != 0;
+    /* Yield between polls: ~1 us when the core is free, and the peer's
+     * turn when other processes compete for the cores (measured: without
+     * it 8-byte latency on a loaded 2-core VM rose from ~40 us to ~1 ms,
+     * BENCHMARKS.md). HERD_TCP_YIELD=0 spins without yielding. */
+    w->yield = core_env_int("HERD_TCP_YIELD", 1) != 0;
     st = world_setup(w, init);
     if (st != HERD_OK) {
         fprintf(stderr, "herd tcp: rank %d: setting up sockets failed: %s\n",
