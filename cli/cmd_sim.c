@@ -260,7 +260,9 @@ static int sim_sweep_filter(trace_sweep_t *sw)
 {
     int k = 0;
     for (int i = 0; i < sw->nalgos; i++) {
-        if (core_sched_supports(sw->algos[i], sw->coll))
+        /* nccl: the simulator's NCCL model runs every collective */
+        if (sw->algos[i] == HERD_ALGO_NCCL ||
+            core_sched_supports(sw->algos[i], sw->coll))
             sw->algos[k++] = sw->algos[i];
         else
             fprintf(stderr,
