@@ -62,11 +62,12 @@ typedef struct validate_rows {
 } validate_rows_t;
 
 /* Group the matched collective records of one workload (timed ops only:
- * label "warmup" is left out) into rows and append them. */
+ * label "warmup" is left out) into rows and append them. e2e gets the
+ * predicted and measured end-to-end spans and step times (seconds; step
+ * time 0 without "step" marks). */
 herd_status_t validate_collect(const char *pred_json, const char *meas_dir,
                                int world_size, validate_rows_t *rows,
-                               double *e2e_pred_s, double *e2e_meas_s,
-                               char *err, size_t errlen);
+                               double e2e[4], char *err, size_t errlen);
 
 /* Markdown report; returns the median and p95 of |err| over rows. */
 void validate_write_report(FILE *f, const char *scenario,

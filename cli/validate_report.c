@@ -148,6 +148,43 @@ static double span_s(const trace_timeline_t *tl)
     return n ? (hi - lo) * 1e-9 : 0;
 }
 
+/* Mean interval between a rank's "step" marks (DDP and replayed steps),
+ * median over ranks; 0 without two marks. The first interval holds the
+ * constructor's broadcasts and the single-bucket iteration, so it is
+ * left out when there are three marks or more. */
+static double step_s(const trace_timeline_t *tl, int p)
+{
+    size_t n = trace_timeline_count(tl);
+    const herd_tl_rec_t *r = trace_timeline_recs(tl);
+    double *per = calloc((size_t)(p > 0 ? p : 1), sizeof(double));
+    int k = 0;
+    for (int rank = 0; per && rank < p; rank++) {
+        uint64_t t[3] = {0, 0, 0};
+        int cnt = 0;
+        for (size_t i = 0; i < n; i++)
+            if (r[i].rank == rank && r[i].kind == HERD_TL_MARK && r[i].label &&
+                !strcmp(r[i].label, "step")) {
+                if (cnt == 1)
+                    t[1] = r[i].start_ns;
+                if (cnt == 0)
+                    t[0] = r[i].start_ns;
+                t[2] = r[i].start_ns;
+                cnt++;
+            }
+        if (cnt >= 3)
+            per[k++] = (t[2] - t[1]) * 1e-9 / (cnt - 2);
+        else if (cnt == 2)
+            per[k++] = (t[2] - t[0]) * 1e-9;
+    }
+    double med = 0;
+    if (per && k) {
+        qsort(per, (size_t)k, sizeof(double), cmp_double);
+        med = per[k / 2];
+    }
+    free(per);
+    return med;
+}
+
 /* Merge the measured per-rank timelines into one. */
 static herd_status_t read_measured(const char *dir, int p,
                                    trace_timeline_t **out, char *err,
@@ -176,8 +213,7 @@ static herd_status_t read_measured(const char *dir, int p,
 }
 
 herd_status_t validate_collect(const char *pred_json, const char *meas_dir,
-                               int p, validate_rows_t *rows,
-                               double *e2e_pred_s, double *e2e_meas_s,
+                               int p, validate_rows_t *rows, double e2e[4],
                                char *err, size_t errlen)
 {
     trace_timeline_t *pred = NULL, *meas = NULL;
@@ -193,8 +229,10 @@ herd_status_t validate_collect(const char *pred_json, const char *meas_dir,
         st = pk && mk ? group_pairs(pk, np, mk, nm, rows) : HERD_ERR_NO_MEMORY;
     }
     if (st == HERD_OK) {
-        *e2e_pred_s = span_s(pred);
-        *e2e_meas_s = span_s(meas);
+        e2e[0] = span_s(pred);
+        e2e[1] = span_s(meas);
+        e2e[2] = step_s(pred, p);
+        e2e[3] = step_s(meas, p);
     }
     free(pk);
     free(mk);
