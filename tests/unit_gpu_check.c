@@ -11,12 +11,17 @@
 
 #include "support/testutil.h"
 
-static char script[1024];
+/* The script's path, in `buf`. */
+static const char *script(char *buf, size_t len)
+{
+    return tu_src_path(buf, len, "scripts/gpu-check.sh");
+}
 
 static int run(const char *env, const char *args, char **out)
 {
-    char cmd[4096];
-    snprintf(cmd, sizeof(cmd), "%s bash %s %s 2>&1", env, script, args);
+    char cmd[4096], path[1024];
+    snprintf(cmd, sizeof(cmd), "%s bash %s %s 2>&1", env,
+             script(path, sizeof(path)), args);
     int rc = tu_run(cmd, out);
     ck_assert_ptr_nonnull(*out);
     return rc;
@@ -30,8 +35,9 @@ START_TEST(shellcheck_clean)
         return; /* not installed here */
     }
     free(out);
-    char cmd[1200];
-    snprintf(cmd, sizeof(cmd), "shellcheck %s 2>&1", script);
+    char cmd[1200], path[1024];
+    snprintf(cmd, sizeof(cmd), "shellcheck %s 2>&1",
+             script(path, sizeof(path)));
     int rc = tu_run(cmd, &out);
     ck_assert_msg(rc == 0, "%s", out ? out : "");
     free(out);
@@ -147,9 +153,6 @@ END_TEST
 
 int main(void)
 {
-    char buf[1024];
-    snprintf(script, sizeof(script), "%s",
-             tu_src_path(buf, sizeof(buf), "scripts/gpu-check.sh"));
     Suite *s = suite_create("unit_gpu_check");
     TCase *t = tcase_create("script");
     tcase_set_timeout(t, 120);
