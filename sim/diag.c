@@ -110,7 +110,8 @@ static int inst_lists(sim_diag_t *d, const sim_inst_t *inst)
         int st = sim_inst_member_state(inst, m);
         int wr = sim_inst_world_rank(inst, m);
         int rc = 0;
-        if (!st)
+        /* a member that died inside the collective never finishes it */
+        if (!st || (!(st & 2) && d->ranks[wr].state == SIM_DIAG_DEAD))
             rc = push_int(&d->missing, &d->nmissing, wr);
         else if (!(st & 2))
             rc = push_int(&d->waiting, &d->nwaiting, wr);

@@ -213,6 +213,29 @@ START_TEST(dead_rank_at_step)
 }
 END_TEST
 
+static int prog_big(herd_comm_t *c, void *arg)
+{
+    void *buf;
+    herd_alloc(c, 64 << 20, &buf);
+    return herd_all_reduce(c, buf, buf, 16 << 20, HERD_FLOAT32, HERD_SUM, NULL)
+               ? 1
+               : 0;
+}
+
+START_TEST(dead_rank_inside_collective)
+{
+    hang_arg_t a = {0};
+    sim_diag_t d;
+    herd_fault_t f = {.rank = 2, .at_time = 1e-4, .at_step = -1};
+    ck_assert_int_eq(run4(&a, prog_big, 0, &f, 1, &d), HERD_ERR_HANG);
+    ck_assert_int_eq(d.cls, SIM_DIAG_MISSING_RANK);
+    assert_list(d.missing, d.nmissing, (int[]){2}, 1);
+    assert_list(d.waiting, d.nwaiting, (int[]){0, 1, 3}, 3);
+    ck_assert_int_eq(d.ranks[2].state, SIM_DIAG_DEAD);
+    sim_diag_clear(&d);
+}
+END_TEST
+
 static int prog_cycle(herd_comm_t *c, void *arg)
 {
     int r = herd_comm_rank(c), v = r;
@@ -292,6 +315,7 @@ int main(void)
     tcase_add_test(t, reduce_op_mismatch);
     tcase_add_test(t, dead_rank_at_time);
     tcase_add_test(t, dead_rank_at_step);
+    tcase_add_test(t, dead_rank_inside_collective);
     tcase_add_test(t, p2p_cycle);
     tcase_add_test(t, timeout_default);
     tcase_add_test(t, timeout_per_communicator);
