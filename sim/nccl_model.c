@@ -236,7 +236,8 @@ static double model_lat(const sim_nccl_topo_t *t, herd_coll_t coll,
     int intra_hw = t->nvlink ? HW_NVLINK : HW_PCI;
     double lat = base_lat[a][p];
     double intra = hw_lat[intra_hw][a][p];
-    double inter = hw_lat[HW_NET][t->ppn == 1 ? SIM_NCCL_TREE : a][p];
+    double inter =
+        hw_lat[HW_NET][t->nranks == t->nnodes ? SIM_NCCL_TREE : a][p];
     if (a == SIM_NCCL_TREE)
         return lat +
                2 * ((t->ppn - 1) * intra + log2i((uint64_t)t->nnodes) * inter);
