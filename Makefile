@@ -25,7 +25,7 @@ test: build
 
 # The unit suite again under AddressSanitizer + UBSan.
 test-asan: setup
-	@cmake -S . -B build-asan -DHERD_SANITIZE=ON -DHERD_BUILD_BENCH=OFF >/dev/null
+	@cmake -S . -B build-asan -DHERD_SANITIZE=ON -DHERD_BUILD_BENCH=OFF -DHERD_WITH_NCCL=OFF >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -L 'unit|sim'
 
