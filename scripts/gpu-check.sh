@@ -282,7 +282,7 @@ choose_ranks() {
 # ---- checks ----
 
 run_gpu_tests() {
-    local t rc n=0 bad=0
+    local t rc n=0 bad=0 skip=0
     for t in "$BUILD"/tests/gpu_*; do
         [ -x "$t" ] || continue
         n=$((n + 1))
@@ -291,7 +291,10 @@ run_gpu_tests() {
         rc=$?
         case $rc in
         0) say "$(basename "$t"): passed" ;;
-        77) say "$(basename "$t"): skipped (no usable GPU)" ;;
+        77)
+            say "$(basename "$t"): skipped (no usable GPU)"
+            skip=$((skip + 1))
+            ;;
         *)
             say "$(basename "$t"): FAILED ($rc), see $OUT/$(basename "$t").log"
             bad=$((bad + 1))
@@ -299,7 +302,8 @@ run_gpu_tests() {
         esac
     done
     [ "$n" -gt 0 ] || say "no gpu test binaries in $BUILD/tests"
-    NOTES+=("gpu tests: $n run, $bad failed (logs: $OUT/gpu_*.log)")
+    NOTES+=("gpu tests: $n run, $skip skipped, $bad failed (logs: $OUT/gpu_*.log)")
+    [ "$skip" -eq 0 ] || FAILED=1 # on a GPU machine nothing may skip
     [ "$bad" -eq 0 ] || FAILED=1
 }
 
@@ -319,6 +323,7 @@ perf_one() { # collective
     if ! budgeted 150 "$HERD" launch --standalone --nproc-per-node "$RANKS" \
         --quiet -- "$HERD" perf --engine "$ENGINE" "${flags[@]}" >"$mfile" 2>&1; then
         say "perf $c on $ENGINE FAILED (see $mfile)"
+        NOTES+=("perf $c on $ENGINE: FAILED, see $mfile")
         FAILED=1
     fi
     budgeted 60 "$HERD" perf --engine sim --algo nccl --nodes 1 \
@@ -337,6 +342,7 @@ ddp_replay() {
         --set "cluster.gpus_per_node=$RANKS" --set ddp.steps=3 \
         --trace "$t" --quiet >"$OUT/ddp-run.log" 2>&1; then
         say "herd ddp run failed (see $OUT/ddp-run.log)"
+        NOTES+=("ddp replay: herd ddp run FAILED, see $OUT/ddp-run.log")
         FAILED=1
         return
     fi
@@ -345,6 +351,7 @@ ddp_replay() {
         --quiet -- "$HERD" replay "$t" --engine "$ENGINE" \
         -o "$OUT/replay-$ENGINE" --no-plots >"$OUT/replay-$ENGINE.log" 2>&1; then
         say "replay on $ENGINE FAILED (see $OUT/replay-$ENGINE.log)"
+        NOTES+=("ddp replay on $ENGINE: FAILED, see $OUT/replay-$ENGINE.log")
         FAILED=1
         return
     fi

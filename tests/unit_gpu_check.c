@@ -151,6 +151,50 @@ START_TEST(tcp_rehearsal)
 }
 END_TEST
 
+/* nvidia-smi claims a GPU the CUDA runtime cannot use: the nccl path
+ * runs end to end (version, rank choice, gpu tests, perf, replay, sim)
+ * and reports every failure in the summary, which comes last. */
+START_TEST(claimed_gpu_without_device)
+{
+    char *out = NULL;
+    if (tu_run("nvidia-smi -L 2>/dev/null | grep -q '^GPU '", &out) == 0 ||
+        access("/dev/nvidia0", F_OK) == 0) {
+        free(out);
+        return; /* a real GPU would run the whole check */
+    }
+    free(out);
+    char *dir = tu_tmpdir(), cmd[2048], build[1024];
+    snprintf(cmd, sizeof(cmd),
+             "printf '#!/bin/sh\\ncase \"$*\" in *-L*) echo \"GPU 0: "
+             "Fake (UUID: x)\";; *) echo Fake;; esac\\n' > "
+             "%s/nvidia-smi && chmod +x %s/nvidia-smi",
+             dir, dir);
+    ck_assert_int_eq(tu_run(cmd, &out), 0);
+    free(out);
+    snprintf(cmd, sizeof(cmd), "%s/nvidia-smi -L", dir);
+    ck_assert_int_eq(tu_run(cmd, &out), 0);
+    ck_assert_msg(strncmp(out, "GPU 0: Fake", 11) == 0, "fake: %s", out);
+    free(out);
+    snprintf(build, sizeof(build), "%s", tu_herd_binary());
+    for (int k = 0; k < 2; k++) /* <build>/cli/herd -> <build> */
+        *strrchr(build, '/') = '\0';
+    char env[3000], args[1200];
+    snprintf(env, sizeof(env),
+             "PATH=%s:$PATH HERD_PREBUILT=%s HERD_GPU_MAXBYTES=64KiB", dir,
+             build);
+    snprintf(args, sizeof(args), "--out %s/o", dir);
+    ck_assert_int_eq(run(env, args, &out), 1);
+    const char *sum = strstr(out, "==== herd gpu-check summary");
+    ck_assert_ptr_nonnull(sum);
+    ck_assert_ptr_nonnull(strstr(sum, "engine nccl"));
+    ck_assert_ptr_nonnull(strstr(sum, "ranks 1 ("));
+    ck_assert_ptr_nonnull(strstr(sum, "perf all_reduce on nccl: FAILED"));
+    ck_assert_ptr_nonnull(strstr(sum, "verdict: FAILED"));
+    free(out);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("unit_gpu_check");
@@ -162,6 +206,7 @@ int main(void)
     tcase_add_test(t, missing_build_tools);
     tcase_add_test(t, prebuilt_without_herd);
     tcase_add_test(t, tcp_rehearsal);
+    tcase_add_test(t, claimed_gpu_without_device);
     suite_add_tcase(s, t);
     return tu_run_suite(s);
 }
