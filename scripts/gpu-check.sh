@@ -28,6 +28,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${HERD_GPU_OUT:-$ROOT/out/gpu-check}
 BUDGET=${HERD_GPU_BUDGET:-480} # seconds for everything after the build
 MAXBYTES=${HERD_GPU_MAXBYTES:-1GiB}
+DDP_STEPS=${HERD_GPU_DDP_STEPS:-3}
 ENGINE=nccl
 BUILD=""
 HERD=""
@@ -54,7 +55,7 @@ trace, predicts both on the simulator's NCCL model and compares them.
 Environment: HERD_PREBUILT=DIR (use that build), HERD_PREBUILT_LIBS=DIR,
 HERD_GPU_BUILD (where to build, default build-gpu),
 HERD_GPU_BUDGET (seconds, default 480), HERD_GPU_MAXBYTES (default 1GiB),
-HERD_GPU_RANKS (force the number of ranks).
+HERD_GPU_RANKS (force the number of ranks), HERD_GPU_DDP_STEPS (3).
 Exit: 0 ok, 1 a check failed, 2 usage, 3 no GPU, 4 cannot build or run.
 EOF
 }
@@ -339,7 +340,7 @@ perf_one() { # collective
 ddp_replay() {
     local t=$OUT/ddp-trace.json sc=$OUT/sim-scenario.yaml line
     if ! budgeted 60 "$HERD" ddp run --set cluster.nodes=1 \
-        --set "cluster.gpus_per_node=$RANKS" --set ddp.steps=3 \
+        --set "cluster.gpus_per_node=$RANKS" --set "ddp.steps=$DDP_STEPS" \
         --trace "$t" --quiet >"$OUT/ddp-run.log" 2>&1; then
         say "herd ddp run failed (see $OUT/ddp-run.log)"
         NOTES+=("ddp replay: herd ddp run FAILED, see $OUT/ddp-run.log")

@@ -133,7 +133,8 @@ START_TEST(tcp_rehearsal)
     ck_assert_ptr_nonnull(slash);
     *slash = '\0';
     char *dir = tu_tmpdir(), env[2400], args[1200], *out = NULL;
-    snprintf(env, sizeof(env), "HERD_PREBUILT=%s HERD_GPU_MAXBYTES=64KiB",
+    snprintf(env, sizeof(env),
+             "HERD_PREBUILT=%s HERD_GPU_MAXBYTES=64KiB HERD_GPU_DDP_STEPS=1",
              build);
     snprintf(args, sizeof(args), "--engine tcp --out %s/o", dir);
     int rc = run(env, args, &out);
@@ -180,8 +181,9 @@ START_TEST(claimed_gpu_without_device)
         *strrchr(build, '/') = '\0';
     char env[3000], args[1200];
     snprintf(env, sizeof(env),
-             "PATH=%s:$PATH HERD_PREBUILT=%s HERD_GPU_MAXBYTES=64KiB", dir,
-             build);
+             "PATH=%s:$PATH HERD_PREBUILT=%s HERD_GPU_MAXBYTES=64KiB "
+             "HERD_GPU_DDP_STEPS=1",
+             dir, build);
     snprintf(args, sizeof(args), "--out %s/o", dir);
     ck_assert_int_eq(run(env, args, &out), 1);
     const char *sum = strstr(out, "==== herd gpu-check summary");
