@@ -317,6 +317,15 @@ table_stats() {
                else print first, size, last_t, last_b }' "$1"
 }
 
+# Measured and simulated tables side by side, by size (TSV rows).
+perf_join() { # collective measured simulated
+    awk -v c="$1" '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ {
+            if (FILENAME == ARGV[1]) { t[$1] = $6; b[$1] = $8; next }
+            if ($1 in t)
+                printf "%s\t%s\t%s\t%s\t%s\t%s\n", c, $1, t[$1], $6, b[$1], $8
+        }' "$2" "$3"
+}
+
 perf_one() { # collective
     local c=$1
     local mfile=$OUT/perf-$c-$ENGINE.txt sfile=$OUT/perf-$c-sim.txt
@@ -330,6 +339,7 @@ perf_one() { # collective
     budgeted 60 "$HERD" perf --engine sim --algo nccl --nodes 1 \
         --gpus-per-node "$RANKS" "${flags[@]}" >"$sfile" 2>&1 ||
         say "perf $c on sim failed (see $sfile)"
+    perf_join "$c" "$mfile" "$sfile" >>"$OUT/perf-compare.tsv"
     local meas pred
     read -r -a meas <<<"$(table_stats "$mfile")"
     read -r -a pred <<<"$(table_stats "$sfile")"
@@ -438,9 +448,12 @@ main() {
     say "ranks: $RANKS ($RANKS_NOTE)"
     [ "$ENGINE" = nccl ] && run_gpu_tests
     local c
+    printf 'collective\tbytes\ttime_meas_us\ttime_sim_us\tbusbw_meas\tbusbw_sim\n' \
+        >"$OUT/perf-compare.tsv"
     for c in all_reduce all_gather reduce_scatter broadcast; do
         perf_one "$c"
     done
+    NOTES+=("perf, measured vs simulated per size: $OUT/perf-compare.tsv")
     ddp_replay
     summary
     [ "$FAILED" -eq 0 ]
