@@ -8,13 +8,8 @@
 #include "real/testbed/testbed.h"
 #include "support/testutil.h"
 
-static char cmd[4096];
-
-static int herd(const char *args, char **out)
-{
-    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", tu_herd_binary(), args);
-    return tu_run(cmd, out);
-}
+/* `herd ARGS`, output captured. */
+#define herd tu_herd
 
 static int count_namespaces(void)
 {
@@ -74,6 +69,7 @@ START_TEST(down_after_killed_run)
     ck_assert_int_eq(herd("testbed up --hosts 2", &out), 0);
     free(out);
     /* Kill the runner itself mid-run, as a crash would. */
+    char cmd[1024];
     snprintf(cmd, sizeof(cmd),
              "%s testbed run -- sleep 37 & p=$!; sleep 0.5; kill -9 $p; "
              "pkill -f '^sleep 37$'; true",

@@ -9,25 +9,9 @@
 #include "real/testbed/testbed.h"
 #include "support/testutil.h"
 
-static char cmd[4096];
+/* `herd ARGS`, output captured. */
+#define herd tu_herd
 
-static int herd(const char *args, char **out)
-{
-    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", tu_herd_binary(), args);
-    return tu_run(cmd, out);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    char *buf = calloc(1, 1 << 16);
-    if (buf)
-        fread(buf, 1, (1 << 16) - 1, f);
-    fclose(f);
-    return buf;
-}
 
 START_TEST(calibrate_writes_cluster)
 {
@@ -42,7 +26,7 @@ START_TEST(calibrate_writes_cluster)
     ck_assert_ptr_nonnull(strstr(out, "max residual"));
     free(out);
     snprintf(args, sizeof(args), "%s/cal.yaml", dir);
-    char *yaml = slurp(args);
+    char *yaml = tu_read_file(args);
     ck_assert_ptr_nonnull(yaml);
     ck_assert_ptr_nonnull(strstr(yaml, "nodes: 2"));
     ck_assert_ptr_nonnull(strstr(yaml, "inter: {bandwidth:"));
@@ -72,7 +56,7 @@ START_TEST(validate_loop_reports)
     ck_assert_ptr_nonnull(strstr(out, "calibrated inter link"));
     free(out);
     snprintf(args, sizeof(args), "%s/v/report.md", dir);
-    char *md = slurp(args);
+    char *md = tu_read_file(args);
     ck_assert_ptr_nonnull(md);
     ck_assert_ptr_nonnull(strstr(md, "| all_reduce | ring | 64 KiB |"));
     ck_assert_ptr_nonnull(strstr(md, "| broadcast |"));

@@ -71,3 +71,32 @@ char *tu_tmpdir(void)
     char *d = mkdtemp(tmpl);
     return d ? strdup(d) : NULL;
 }
+
+int tu_herd(const char *args, char **out)
+{
+    size_t len = strlen(tu_herd_binary()) + strlen(args) + 16;
+    char *cmd = malloc(len);
+    if (!cmd)
+        return -1;
+    snprintf(cmd, len, "%s %s 2>&1", tu_herd_binary(), args);
+    int rc = tu_run(cmd, out);
+    free(cmd);
+    return rc;
+}
+
+char *tu_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf) {
+        size_t got = fread(buf, 1, (size_t)n, f);
+        buf[got] = '\0';
+    }
+    fclose(f);
+    return buf;
+}

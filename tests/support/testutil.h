@@ -16,6 +16,10 @@ const char *tu_herd_binary(void);
 /* Run a shell command, capture stdout+stderr into `out` (malloc'd,
  * caller frees); returns the exit status (or -1). */
 int tu_run(const char *cmd, char **out);
+/* Run `herd ARGS` (this tree's binary) with stderr merged into *out. */
+int tu_herd(const char *args, char **out);
+/* A whole small file (malloc'd, NUL-terminated), or NULL. */
+char *tu_read_file(const char *path);
 /* A fresh temporary directory (malloc'd path, caller frees). */
 char *tu_tmpdir(void);
 
