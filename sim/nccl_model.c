@@ -152,8 +152,8 @@ static unsigned parse_mask(const char *v, const char *const *names, int n)
         s += len + (s[len] == ',');
     }
     unsigned all = (1u << n) - 1;
-    if (neg)
-        m = all & ~m;
+    if (neg) /* excluding everything leaves nothing: a bit no pair has */
+        return (all & ~m) ? (all & ~m) : 1u << n;
     return m ? m : all; /* nothing we model: leave every pair on */
 }
 

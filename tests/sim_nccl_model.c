@@ -175,6 +175,10 @@ START_TEST(env_overrides)
     ck_assert_int_ne(
         sim_nccl_predict(&c, 8, HERD_COLL_BROADCAST, 8, HERD_FLOAT32, &pl),
         HERD_OK);
+    setenv("NCCL_PROTO", "^LL,LL128,Simple", 1); /* nothing left */
+    ck_assert_int_eq(
+        sim_nccl_predict(&c, 8, HERD_COLL_ALL_REDUCE, 8, HERD_FLOAT32, &pl),
+        HERD_ERR_UNSUPPORTED);
     unsetenv("NCCL_ALGO");
     unsetenv("NCCL_PROTO");
 }
