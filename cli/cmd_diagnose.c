@@ -175,6 +175,28 @@ static const char *mismatch(json_t *a, json_t *b)
     return NULL;
 }
 
+/* Rank r has no entry for seq (and none later): name it, describing the
+ * op from a rank that joined. 1 when reported. */
+static int report_missing(const dg_t *d, int gid, json_t *members,
+                          json_int_t seq, int r, json_int_t last)
+{
+    json_t *ref = NULL;
+    json_int_t lo, hi;
+    char desc[256];
+    for (size_t j = 0; !ref && j < json_array_size(members); j++) {
+        int q = (int)json_integer_value(json_array_get(members, j));
+        if (q >= 0 && q < d->world && d->dump[q])
+            ref = find_entry(d, q, gid, seq, &lo, &hi);
+    }
+    if (!ref)
+        return 0;
+    describe(ref, seq, desc, sizeof(desc));
+    printf("group %d: class: missing rank\n  rank %d did not join %s; its "
+           "last collective on this group is seq %lld\n",
+           gid, r, desc, (long long)last);
+    return 1;
+}
+
 /* Check one sequence number of a group; 1 when a problem was reported. */
 static int check_seq(dg_t *d, int gid, json_t *members, json_int_t seq)
 {
@@ -190,22 +212,8 @@ static int check_seq(dg_t *d, int gid, json_t *members, json_int_t seq)
         json_t *e = find_entry(d, r, gid, seq, &lo, &hi);
         if (!e && hi >= seq)
             continue; /* a gap in this rank's ring, not a missing rank */
-        if (!e) {
-            json_t *ref = first;
-            for (size_t j = 0; !ref && j < n; j++) {
-                int q = (int)json_integer_value(json_array_get(members, j));
-                if (q >= 0 && q < d->world && d->dump[q])
-                    ref = find_entry(d, q, gid, seq, &lo, &hi);
-            }
-            if (!ref)
-                return 0;
-            find_entry(d, r, gid, seq, &lo, &hi);
-            describe(ref, seq, desc, sizeof(desc));
-            printf("group %d: class: missing rank\n  rank %d did not join "
-                   "%s; its last collective on this group is seq %lld\n",
-                   gid, r, desc, (long long)hi);
-            return 1;
-        }
+        if (!e)
+            return report_missing(d, gid, members, seq, r, hi);
         joined++;
         completed += !strcmp(str(e, "state"), "completed");
         failed += strcmp(str(e, "status"), "HERD_OK") != 0;

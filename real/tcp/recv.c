@@ -153,6 +153,21 @@ static void peer_lost(tcp_world_t *w, tcp_peer_t *p, const char *how)
     p->in_fd = -2;
 }
 
+/* Goodbye or abort notice: header only. */
+static void control_message(tcp_world_t *w, tcp_peer_t *p)
+{
+    tcp_hdr_t *h = &p->rx.hdr;
+    p->rx.hdr_got = 0;
+    if (h->type == TCP_MSG_BYE) {
+        p->state = TCP_PEER_BYE;
+        return;
+    }
+    char why[160];
+    snprintf(why, sizeof(why), "rank %d failed (reported by rank %d)", h->tag,
+             p->world_rank);
+    tcp_world_fail(w, h->tag, HERD_ERR_PEER_FAILED, why);
+}
+
 /* A header is complete: decide where its payload goes. */
 static int start_message(tcp_world_t *w, tcp_peer_t *p)
 {
@@ -163,15 +178,7 @@ static int start_message(tcp_world_t *w, tcp_peer_t *p)
         return -1;
     }
     if (h->type == TCP_MSG_BYE || h->type == TCP_MSG_ABORT) {
-        if (h->type == TCP_MSG_BYE) {
-            p->state = TCP_PEER_BYE;
-        } else {
-            char why[160];
-            snprintf(why, sizeof(why), "rank %d failed (reported by rank %d)",
-                     h->tag, p->world_rank);
-            tcp_world_fail(w, h->tag, HERD_ERR_PEER_FAILED, why);
-        }
-        s->hdr_got = 0;
+        control_message(w, p);
         return 0;
     }
     tcp_key_t k = {.type = h->type,
