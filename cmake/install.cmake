@@ -15,6 +15,11 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/herdConfigVersion.c
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/herdConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/herdConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/herd)
+set(HERD_PC_NCCL_LIBS "")
+if(HERD_HAVE_NCCL)
+  get_filename_component(_nccl_dir ${NCCL_LIBRARY} DIRECTORY)
+  set(HERD_PC_NCCL_LIBS "-L${_nccl_dir} -L${CUDAToolkit_LIBRARY_DIR} -lnccl -lcudart")
+endif()
 configure_file(cmake/herd.pc.in ${CMAKE_CURRENT_BINARY_DIR}/herd.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/herd.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
