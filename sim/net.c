@@ -47,6 +47,7 @@ herd_status_t sim_net_create(const herd_sim_opts_t *opts, int world_size,
     s->cb = cb;
     s->cb_arg = cb_arg;
     s->free_flow = NET_NONE;
+    s->last_bk = NET_NONE;
     st = net_topo_build(s, opts);
     if (st != HERD_OK)
         goto fail;
@@ -83,7 +84,7 @@ void sim_net_destroy(sim_net_t *net)
         free(s->tab);
         free(s->hint);
         free(s->flows);
-        free(s->heap);
+        net_heap_free(s);
         net_lanes_free(s);
         free(s->dirty);
         free(s->comp_links);

@@ -1,5 +1,5 @@
 /* sim/net_impl.h - internal state of the network model, shared by
- * net.c (flows, connections, event loop), net_heap.c (event heap),
+ * net.c (flows, connections, event loop), net_heap.c (event queue),
  * net_share.c (max-min sharing) and topo.c (topology and paths).
  *
  * Everything is addressed by 32-bit indices into arrays that only grow,
@@ -69,6 +69,17 @@ typedef struct net_flow {
     uint32_t next; /* next in the connection's queue, or in the free list */
 } net_flow_t;
 
+typedef struct net_qnode {
+    uint64_t seq;
+    uint32_t id, ver;
+    uint32_t next;
+} net_qnode_t;
+
+typedef struct net_bucket {
+    uint64_t t;
+    uint32_t head, tail; /* nodes in sequence order; free list in head */
+} net_bucket_t;
+
 typedef struct net_ev {
     uint64_t t;
     uint64_t seq;
@@ -132,8 +143,16 @@ typedef struct net_state {
     net_lane_t lanes[NET_LANES];
     uint32_t nlanes;
 
-    net_ev_t *heap;
-    uint32_t nheap, heap_cap;
+    /* send completions (net_heap.c): nodes in FIFO buckets per time */
+    net_qnode_t *qn;
+    uint32_t qn_cap, qn_free, nq;
+    net_bucket_t *bk;
+    uint32_t bk_free, last_bk;
+    uint32_t *th; /* 4-ary heap of bucket indices by time */
+    uint32_t nth;
+    uint32_t *ht; /* time -> bucket, open addressing */
+    uint32_t ht_cap;
+    net_ev_t top;
     uint64_t seq;
 
     uint32_t *dirty; /* links whose connection set changed */
@@ -170,6 +189,7 @@ void net_heap_push(net_state_t *s, uint64_t t, uint32_t id, uint32_t ver);
 /* The earliest live event, stale ones dropped; NULL if none. */
 const net_ev_t *net_heap_top(net_state_t *s);
 void net_heap_pop(net_state_t *s);
+void net_heap_free(net_state_t *s);
 /* Make room for `live` entries plus slack (called where allocation may
  * fail). */
 herd_status_t net_heap_reserve(net_state_t *s, uint64_t live);

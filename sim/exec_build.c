@@ -1,0 +1,287 @@
+/* sim/exec_build.c - turns one member's core/ schedule into the
+ * executor's compact form (sim/exec_impl.h): 16-byte step records, the
+ * dependency lists inverted (who waits for each step), and the steps of
+ * every connection listed in schedule order, which is both the order
+ * they start in and the order messages on the connection match in. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "sim/exec_impl.h"
+
+/* Large per-exec arrays live in huge pages where the kernel allows it: a
+ * big run touches them in many places at once and TLB misses dominate. */
+static void hint_huge(void *p, size_t n)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
+    if (hi > lo)
+        madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+static void *big_alloc(size_t n, size_t size, int zero)
+{
+    void *p = zero ? calloc(n, size) : malloc(n * size);
+    if (p && n * size >= ((size_t)4 << 20))
+        hint_huge(p, n * size);
+    return p;
+}
+
+static uint64_t conn_key(int channel, int peer)
+{
+    return ((uint64_t)(uint32_t)channel << 32) | (uint32_t)peer;
+}
+
+uint32_t sim_pcmap_get(const sim_pcmap_t *m, int peer, int channel)
+{
+    if (m->n < 0)
+        return (uint32_t)(uintptr_t)sim_htab_get(&m->h,
+                                                 conn_key(channel, peer));
+    if ((unsigned)channel >= SIM_SMALL_CH)
+        return 0;
+    for (int i = 0; i < m->n; i++)
+        if (m->peer[i] == peer)
+            return m->v[i][channel];
+    return 0;
+}
+
+static herd_status_t pcmap_spill(sim_pcmap_t *m)
+{
+    for (int i = 0; i < m->n; i++)
+        for (int c = 0; c < SIM_SMALL_CH; c++)
+            if (m->v[i][c] &&
+                sim_htab_put(&m->h, conn_key(c, m->peer[i]),
+                             (void *)(uintptr_t)m->v[i][c]) != HERD_OK)
+                return HERD_ERR_NO_MEMORY;
+    m->n = -1;
+    return HERD_OK;
+}
+
+static herd_status_t pcmap_put(sim_pcmap_t *m, int peer, int channel,
+                               uint32_t v)
+{
+    if (m->n >= 0 && (unsigned)channel < SIM_SMALL_CH) {
+        int i = 0;
+        while (i < m->n && m->peer[i] != peer)
+            i++;
+        if (i < m->n || m->n < SIM_SMALL_PEERS) {
+            if (i == m->n)
+                m->peer[m->n++] = peer;
+            m->v[i][channel] = v;
+            return HERD_OK;
+        }
+    }
+    if (m->n >= 0 && pcmap_spill(m) != HERD_OK)
+        return HERD_ERR_NO_MEMORY;
+    return sim_htab_put(&m->h, conn_key(channel, peer), (void *)(uintptr_t)v);
+}
+
+void sim_exec_destroy(sim_exec_t *x)
+{
+    if (!x)
+        return;
+    if (x->payload) {
+        for (uint32_t i = 0; i < x->nsteps; i++)
+            free(x->payload[i]);
+        free(x->payload);
+    }
+    core_sched_fini(&x->s);
+    free(x->xs);
+    free(x->rdeps);
+    free(x->wide);
+    free(x->conns);
+    free(x->list);
+    sim_htab_fini(&x->rconn.h);
+    free(x->buf[CORE_BUF_SCRATCH]);
+    free(x);
+}
+
+/* Dependents of each step: inline when there is one, else a run of
+ * rdeps (filled in step order, counting in `next` until build_conns
+ * sets it). */
+static herd_status_t build_rdeps(sim_exec_t *x, const core_sched_t *s)
+{
+    uint32_t multi = 0;
+    for (uint32_t i = 0; i < s->nsteps; i++)
+        if (x->xs[i].ndep > 1) {
+            x->xs[i].dep = multi;
+            multi += x->xs[i].ndep;
+        }
+    x->rdeps = big_alloc((size_t)multi + 1, sizeof(uint32_t), 0);
+    if (!x->rdeps)
+        return HERD_ERR_NO_MEMORY;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const core_step_t *st = &s->steps[i];
+        for (uint32_t j = 0; j < st->ndeps; j++) {
+            sim_xstep_t *d = &x->xs[s->deps[st->dep_off + j]];
+            if (d->ndep == 1)
+                d->dep = i;
+            else
+                x->rdeps[d->dep + d->next++] = i;
+        }
+    }
+    return HERD_OK;
+}
+
+/* Copies what the executor needs from the schedule. */
+static herd_status_t build_steps(sim_exec_t *x, const core_sched_t *s)
+{
+    x->xs = big_alloc((size_t)s->nsteps + 1, sizeof(*x->xs), 1);
+    if (!x->xs)
+        return HERD_ERR_NO_MEMORY;
+    int wide = 0;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const core_step_t *st = &s->steps[i];
+        if (st->ndeps >= XW_COUNT)
+            return HERD_ERR_OVERFLOW;
+        x->xs[i].wait = st->ndeps | ((uint32_t)st->kind << XW_KIND_SHIFT);
+        x->xs[i].count = (uint32_t)st->count;
+        wide |= st->count > UINT32_MAX;
+        for (uint32_t j = 0; j < st->ndeps; j++)
+            x->xs[s->deps[st->dep_off + j]].ndep++;
+    }
+    if (wide) {
+        x->wide = malloc((size_t)s->nsteps * sizeof(*x->wide) + 1);
+        if (!x->wide)
+            return HERD_ERR_NO_MEMORY;
+        for (uint32_t i = 0; i < s->nsteps; i++)
+            x->wide[i] = s->steps[i].count;
+    }
+    return build_rdeps(x, s);
+}
+
+/* The connection of step i (send and receive directions apart), made on
+ * first sight. */
+static herd_status_t conn_of(sim_exec_t *x, sim_pcmap_t *m, uint32_t *cap,
+                             const core_step_t *st, uint32_t *out)
+{
+    uint32_t c = sim_pcmap_get(m, st->peer, st->channel);
+    if (c) {
+        *out = c - 1;
+        return HERD_OK;
+    }
+    if (x->nconns == *cap) {
+        uint32_t ncap = *cap ? 2 * *cap : 8;
+        sim_xconn_t *v = realloc(x->conns, (size_t)ncap * sizeof(*v));
+        if (!v)
+            return HERD_ERR_NO_MEMORY;
+        x->conns = v;
+        *cap = ncap;
+    }
+    x->conns[x->nconns] = (sim_xconn_t){.peer = st->peer,
+                                        .channel = st->channel,
+                                        .net = XS_NONE,
+                                        .rstep = XS_NONE};
+    *out = x->nconns++;
+    return pcmap_put(m, st->peer, st->channel, *out + 1);
+}
+
+/* Numbers the connections, lists each one's steps in schedule order and
+ * makes every step but a connection's first wait for its predecessor. */
+static herd_status_t build_conns(sim_exec_t *x, const core_sched_t *s)
+{
+    sim_pcmap_t *send = calloc(1, sizeof(*send));
+    x->list = big_alloc((size_t)x->nsteps + 1, sizeof(uint32_t), 0);
+    uint32_t cap = 0;
+    herd_status_t st = send && x->list ? HERD_OK : HERD_ERR_NO_MEMORY;
+    for (uint32_t i = 0; i < x->nsteps && st == HERD_OK; i++) {
+        const core_step_t *p = &s->steps[i];
+        x->xs[i].conn = XS_NONE;
+        x->xs[i].next = XS_NONE;
+        if (p->kind == CORE_STEP_COPY)
+            continue;
+        /* receive connections are looked up through rconn itself */
+        sim_pcmap_t *m = p->kind == CORE_STEP_SEND ? send : &x->rconn;
+        uint32_t c;
+        st = conn_of(x, m, &cap, p, &c);
+        if (st != HERD_OK)
+            break;
+        x->xs[i].conn = c;
+        sim_xconn_t *k = &x->conns[c];
+        if (k->n++ > 0) { /* k->rstep: the last step so far */
+            x->xs[k->rstep].next = i;
+            x->xs[i].wait++;
+        }
+        k->rstep = i;
+    }
+    if (send)
+        sim_htab_fini(&send->h);
+    free(send);
+    if (st != HERD_OK)
+        return st;
+    uint32_t off = 0;
+    for (uint32_t c = 0; c < x->nconns; c++) {
+        x->conns[c].off = off;
+        off += x->conns[c].n;
+        x->conns[c].n = 0;
+        x->conns[c].rstep = XS_NONE;
+    }
+    for (uint32_t i = 0; i < x->nsteps; i++) {
+        uint32_t c = x->xs[i].conn;
+        if (c == XS_NONE)
+            continue;
+        sim_xconn_t *k = &x->conns[c];
+        if (k->n == 0)
+            k->rstep = i;
+        x->list[k->off + k->n++] = i;
+    }
+    return HERD_OK;
+}
+
+static herd_status_t setup_buffers(sim_exec_t *x, const sim_req_t *req)
+{
+    const core_coll_args_t *a = &req->args;
+    int p = x->inst->p;
+    x->buf[CORE_BUF_IN] = (uint8_t *)(uintptr_t)a->sendbuf;
+    x->buf[CORE_BUF_OUT] = a->recvbuf;
+    x->buflen[CORE_BUF_IN] =
+        a->sendbuf ? core_coll_send_count(a->coll, a->count, p) : 0;
+    x->buflen[CORE_BUF_OUT] =
+        a->recvbuf ? core_coll_recv_count(a->coll, a->count, p) : 0;
+    x->buflen[CORE_BUF_SCRATCH] = x->s.scratch_count; /* real only */
+    if (!x->real)
+        return HERD_OK;
+    if (x->s.scratch_count) {
+        x->buf[CORE_BUF_SCRATCH] = calloc(x->s.scratch_count, x->esize);
+        if (!x->buf[CORE_BUF_SCRATCH])
+            return HERD_ERR_NO_MEMORY;
+    }
+    x->payload = calloc((size_t)x->nsteps + 1, sizeof(void *));
+    return x->payload ? HERD_OK : HERD_ERR_NO_MEMORY;
+}
+
+herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
+                              sim_req_t *req, core_sched_t *sched,
+                              sim_exec_t **out)
+{
+    sim_exec_t *x = calloc(1, sizeof(*x));
+    if (!x)
+        return HERD_ERR_NO_MEMORY;
+    x->w = w;
+    x->inst = inst;
+    x->member = member;
+    x->req = req;
+    x->world_rank = sim_inst_world_rank(inst, member);
+    x->rank = &w->ranks[x->world_rank];
+    x->esize = herd_dtype_size(inst->args.dtype);
+    x->real = w->opts.real_buffers != 0;
+    x->nsteps = x->nleft = sched->nsteps;
+    herd_status_t st = build_steps(x, sched);
+    if (st == HERD_OK)
+        st = build_conns(x, sched);
+    if (x->real) {
+        x->s = *sched; /* taken over: offsets and buffers */
+        memset(sched, 0, sizeof(*sched));
+    } else {
+        core_sched_fini(sched);
+    }
+    if (st == HERD_OK)
+        st = setup_buffers(x, req);
+    if (st != HERD_OK) {
+        sim_exec_destroy(x);
+        return st;
+    }
+    *out = x;
+    return HERD_OK;
+}
