@@ -68,7 +68,18 @@ static int missing_main(herd_comm_t *c, void *arg)
     herd_all_reduce(c, v, v, 64, HERD_INT32, HERD_SUM, NULL);
     herd_barrier(c, NULL);
     if (herd_comm_rank(c) == 1) {
-        usleep(2500000);
+        /* Stay away until the others have timed out (their dumps exist),
+         * so they see a silent rank, not one that left. */
+        char p0[600], p2[600];
+        struct stat sb;
+        snprintf(p0, sizeof(p0), "%s/rank0.json", (char *)arg);
+        snprintf(p2, sizeof(p2), "%s/rank2.json", (char *)arg);
+        for (int i = 0; i < 600; i++) {
+            if (stat(p0, &sb) == 0 && stat(p2, &sb) == 0)
+                break;
+            usleep(50000);
+        }
+        usleep(100000);
         return herd_flight_dump(c, NULL) == HERD_OK ? 0 : 3;
     }
     herd_status_t st = herd_all_reduce(c, v, v, 64, HERD_INT32, HERD_SUM, NULL);
