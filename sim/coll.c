@@ -47,6 +47,7 @@ static void inst_free(sim_inst_t *inst)
             free(e);
         }
     }
+    sim_exec_blobs_free(inst);
     free(inst->world_ranks);
     free(inst->posted);
     free(inst->execs);

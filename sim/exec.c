@@ -55,7 +55,7 @@ static void push_work(sim_world_t *w, sim_exec_t *x, uint32_t step)
 
 static void release(sim_exec_t *x, uint32_t step)
 {
-    if ((--x->xs[step].wait & XW_COUNT) == 0)
+    if ((--x->wait[step] & XW_COUNT) == 0)
         push_work(x->w, x, step);
 }
 
@@ -82,8 +82,8 @@ static void complete(sim_exec_t *x, uint32_t step)
 {
     if (x->rank->state == SIM_RANK_DEAD)
         return;
-    sim_xstep_t *p = &x->xs[step];
-    xs_set_state(p, XS_DONE);
+    const sim_xstep_t *p = &x->xs[step];
+    xw_set_state(&x->wait[step], XS_DONE);
     if (p->ndep == 1)
         release(x, p->dep);
     else
@@ -121,7 +121,7 @@ static void apply_recv(sim_exec_t *x, uint32_t step)
  * reduction later. */
 static void recv_ready(sim_exec_t *x, uint32_t step)
 {
-    uint32_t kind = xs_kind(&x->xs[step]);
+    uint32_t kind = xw_kind(x->wait[step]);
     uint64_t count = xs_count(x, step);
     if (x->real)
         apply_recv(x, step);
@@ -203,13 +203,14 @@ static void start(sim_exec_t *x, uint32_t step)
 {
     if (frozen(x))
         return;
-    sim_xstep_t *xs = &x->xs[step];
-    xs_set_state(xs, XS_STARTED);
+    const sim_xstep_t *xs = &x->xs[step];
+    uint32_t *wt = &x->wait[step];
+    xw_set_state(wt, XS_STARTED);
     /* the stream of this schedule's steps is read in order: ask for the
      * next cache line early, the misses are what a big run waits on */
-    if (step + 4 < x->nsteps)
-        __builtin_prefetch(xs + 4, 1);
-    uint32_t kind = xs_kind(xs), k = 0;
+    if (step + 16 < x->nsteps)
+        __builtin_prefetch(wt + 16, 1);
+    uint32_t kind = xw_kind(*wt), k = 0;
     sim_xconn_t *c = NULL;
     if (xs->conn != XS_NONE) {
         c = &x->conns[xs->conn];
@@ -223,7 +224,7 @@ static void start(sim_exec_t *x, uint32_t step)
         break;
     case CORE_STEP_RECV:
     case CORE_STEP_RECV_REDUCE:
-        if (xs->wait & XW_ARRIVED)
+        if (*wt & XW_ARRIVED)
             recv_ready(x, step);
         break;
     default:
@@ -247,7 +248,7 @@ void sim_exec_start(sim_world_t *w, sim_exec_t *x)
     /* The work list is a stack: push in reverse so steps start in
      * schedule order. */
     for (uint32_t i = x->nsteps; i-- > 0;)
-        if ((x->xs[i].wait & XW_COUNT) == 0)
+        if ((x->wait[i] & XW_COUNT) == 0)
             push_work(w, x, i);
 }
 
@@ -283,12 +284,12 @@ void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, int src, int channel,
         return;
     }
     uint32_t step = recv_step(x, &x->conns[c - 1], k);
-    sim_xstep_t *p = &x->xs[step];
-    p->wait |= XW_ARRIVED;
+    uint32_t *wt = &x->wait[step];
+    *wt |= XW_ARRIVED;
     if (x->real)
         x->payload[step] = payload;
     else
         free(payload);
-    if (xs_state(p) == XS_STARTED && !frozen(x))
+    if (xw_state(*wt) == XS_STARTED && !frozen(x))
         recv_ready(x, step);
 }

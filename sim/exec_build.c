@@ -87,68 +87,97 @@ void sim_exec_destroy(sim_exec_t *x)
         free(x->payload);
     }
     core_sched_fini(&x->s);
-    free(x->xs);
-    free(x->rdeps);
+    free(x->wait);
     free(x->wide);
     free(x->conns);
-    free(x->list);
     sim_htab_fini(&x->rconn.h);
     free(x->buf[CORE_BUF_SCRATCH]);
     free(x);
 }
 
+/* The arrays being built, before they are shared. */
+typedef struct xbuild {
+    sim_xstep_t *xs;
+    uint32_t *rdeps, *list, *cnt;
+    size_t nrdeps;
+} xbuild_t;
+
+static void xbuild_free(xbuild_t *b)
+{
+    free(b->xs);
+    free(b->rdeps);
+    free(b->list);
+    free(b->cnt);
+}
+
 /* Dependents of each step: inline when there is one, else a run of
  * rdeps (filled in step order, counting in `next` until build_conns
  * sets it). */
-static herd_status_t build_rdeps(sim_exec_t *x, const core_sched_t *s)
+static herd_status_t build_rdeps(xbuild_t *b, const core_sched_t *s)
 {
     uint32_t multi = 0;
     for (uint32_t i = 0; i < s->nsteps; i++)
-        if (x->xs[i].ndep > 1) {
-            x->xs[i].dep = multi;
-            multi += x->xs[i].ndep;
+        if (b->xs[i].ndep > 1) {
+            b->xs[i].dep = multi;
+            multi += b->xs[i].ndep;
         }
-    x->rdeps = big_alloc((size_t)multi + 1, sizeof(uint32_t), 0);
-    if (!x->rdeps)
+    b->nrdeps = multi;
+    b->rdeps = big_alloc((size_t)multi + 1, sizeof(uint32_t), 0);
+    if (!b->rdeps)
         return HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < s->nsteps; i++) {
         const core_step_t *st = &s->steps[i];
         for (uint32_t j = 0; j < st->ndeps; j++) {
-            sim_xstep_t *d = &x->xs[s->deps[st->dep_off + j]];
+            sim_xstep_t *d = &b->xs[s->deps[st->dep_off + j]];
             if (d->ndep == 1)
                 d->dep = i;
             else
-                x->rdeps[d->dep + d->next++] = i;
+                b->rdeps[d->dep + d->next++] = i;
         }
     }
     return HERD_OK;
 }
 
-/* Copies what the executor needs from the schedule. */
-static herd_status_t build_steps(sim_exec_t *x, const core_sched_t *s)
+/* Counts: 32-bit (shareable) unless one does not fit. */
+static herd_status_t build_counts(sim_exec_t *x, xbuild_t *b,
+                                  const core_sched_t *s)
 {
-    x->xs = big_alloc((size_t)s->nsteps + 1, sizeof(*x->xs), 1);
-    if (!x->xs)
-        return HERD_ERR_NO_MEMORY;
     int wide = 0;
+    b->cnt = big_alloc((size_t)s->nsteps + 1, sizeof(uint32_t), 0);
+    if (!b->cnt)
+        return HERD_ERR_NO_MEMORY;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        b->cnt[i] = (uint32_t)s->steps[i].count;
+        wide |= s->steps[i].count > UINT32_MAX;
+    }
+    if (!wide)
+        return HERD_OK;
+    x->wide = malloc((size_t)s->nsteps * sizeof(*x->wide) + 1);
+    if (!x->wide)
+        return HERD_ERR_NO_MEMORY;
+    for (uint32_t i = 0; i < s->nsteps; i++)
+        x->wide[i] = s->steps[i].count;
+    return HERD_OK;
+}
+
+/* Copies what the executor needs from the schedule. */
+static herd_status_t build_steps(sim_exec_t *x, xbuild_t *b,
+                                 const core_sched_t *s)
+{
+    b->xs = big_alloc((size_t)s->nsteps + 1, sizeof(*b->xs), 1);
+    x->wait = big_alloc((size_t)s->nsteps + 1, sizeof(uint32_t), 0);
+    if (!b->xs || !x->wait)
+        return HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < s->nsteps; i++) {
         const core_step_t *st = &s->steps[i];
         if (st->ndeps >= XW_COUNT)
             return HERD_ERR_OVERFLOW;
-        x->xs[i].wait = st->ndeps | ((uint32_t)st->kind << XW_KIND_SHIFT);
-        x->xs[i].count = (uint32_t)st->count;
-        wide |= st->count > UINT32_MAX;
+        x->wait[i] = st->ndeps | ((uint32_t)st->kind << XW_KIND_SHIFT);
         for (uint32_t j = 0; j < st->ndeps; j++)
-            x->xs[s->deps[st->dep_off + j]].ndep++;
+            b->xs[s->deps[st->dep_off + j]].ndep++;
     }
-    if (wide) {
-        x->wide = malloc((size_t)s->nsteps * sizeof(*x->wide) + 1);
-        if (!x->wide)
-            return HERD_ERR_NO_MEMORY;
-        for (uint32_t i = 0; i < s->nsteps; i++)
-            x->wide[i] = s->steps[i].count;
-    }
-    return build_rdeps(x, s);
+    herd_status_t st = build_counts(x, b, s);
+    return st == HERD_OK ? build_rdeps(b, s) : st;
 }
 
 /* The connection of step i (send and receive directions apart), made on
@@ -179,16 +208,17 @@ static herd_status_t conn_of(sim_exec_t *x, sim_pcmap_t *m, uint32_t *cap,
 
 /* Numbers the connections, lists each one's steps in schedule order and
  * makes every step but a connection's first wait for its predecessor. */
-static herd_status_t build_conns(sim_exec_t *x, const core_sched_t *s)
+static herd_status_t build_conns(sim_exec_t *x, xbuild_t *b,
+                                 const core_sched_t *s)
 {
     sim_pcmap_t *send = calloc(1, sizeof(*send));
-    x->list = big_alloc((size_t)x->nsteps + 1, sizeof(uint32_t), 0);
+    b->list = big_alloc((size_t)x->nsteps + 1, sizeof(uint32_t), 0);
     uint32_t cap = 0;
-    herd_status_t st = send && x->list ? HERD_OK : HERD_ERR_NO_MEMORY;
+    herd_status_t st = send && b->list ? HERD_OK : HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < x->nsteps && st == HERD_OK; i++) {
         const core_step_t *p = &s->steps[i];
-        x->xs[i].conn = XS_NONE;
-        x->xs[i].next = XS_NONE;
+        b->xs[i].conn = XS_NONE;
+        b->xs[i].next = XS_NONE;
         if (p->kind == CORE_STEP_COPY)
             continue;
         /* receive connections are looked up through rconn itself */
@@ -197,11 +227,11 @@ static herd_status_t build_conns(sim_exec_t *x, const core_sched_t *s)
         st = conn_of(x, m, &cap, p, &c);
         if (st != HERD_OK)
             break;
-        x->xs[i].conn = c;
+        b->xs[i].conn = c;
         sim_xconn_t *k = &x->conns[c];
         if (k->n++ > 0) { /* k->rstep: the last step so far */
-            x->xs[k->rstep].next = i;
-            x->xs[i].wait++;
+            b->xs[k->rstep].next = i;
+            x->wait[i]++;
         }
         k->rstep = i;
     }
@@ -218,15 +248,86 @@ static herd_status_t build_conns(sim_exec_t *x, const core_sched_t *s)
         x->conns[c].rstep = XS_NONE;
     }
     for (uint32_t i = 0; i < x->nsteps; i++) {
-        uint32_t c = x->xs[i].conn;
+        uint32_t c = b->xs[i].conn;
         if (c == XS_NONE)
             continue;
         sim_xconn_t *k = &x->conns[c];
         if (k->n == 0)
             k->rstep = i;
-        x->list[k->off + k->n++] = i;
+        b->list[k->off + k->n++] = i;
     }
     return HERD_OK;
+}
+
+static uint64_t blob_hash(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = 0xcbf29ce484222325ULL ^ len, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    for (; i < len; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Hand `*data` (len bytes) to the instance: an equal array already there
+ * is used instead and *data freed. *data is NULL afterwards; *out is the
+ * array to read. */
+static herd_status_t share(sim_inst_t *inst, void **data, size_t len,
+                           const void **out)
+{
+    uint64_t h = blob_hash(*data, len);
+    for (sim_blob_t *b = inst->blobs; b; b = b->next)
+        if (b->hash == h && b->len == len && memcmp(b->data, *data, len) == 0) {
+            free(*data);
+            *data = NULL;
+            *out = b->data;
+            return HERD_OK;
+        }
+    sim_blob_t *b = malloc(sizeof(*b));
+    if (!b)
+        return HERD_ERR_NO_MEMORY;
+    *b =
+        (sim_blob_t){.next = inst->blobs, .hash = h, .len = len, .data = *data};
+    inst->blobs = b;
+    *out = *data;
+    *data = NULL;
+    return HERD_OK;
+}
+
+static herd_status_t share_all(sim_exec_t *x, xbuild_t *b)
+{
+    size_t n = x->nsteps;
+    const void *xs, *rd, *list, *cnt;
+    herd_status_t st = share(x->inst, (void **)&b->xs, n * sizeof(*b->xs), &xs);
+    if (st == HERD_OK)
+        st = share(x->inst, (void **)&b->rdeps, b->nrdeps * sizeof(uint32_t),
+                   &rd);
+    if (st == HERD_OK)
+        st = share(x->inst, (void **)&b->list, n * sizeof(uint32_t), &list);
+    if (st == HERD_OK)
+        st = share(x->inst, (void **)&b->cnt, n * sizeof(uint32_t), &cnt);
+    if (st != HERD_OK)
+        return st;
+    x->xs = xs;
+    x->rdeps = rd;
+    x->list = list;
+    x->cnt = cnt;
+    return HERD_OK;
+}
+
+void sim_exec_blobs_free(sim_inst_t *inst)
+{
+    for (sim_blob_t *b = inst->blobs, *n; b; b = n) {
+        n = b->next;
+        free(b->data);
+        free(b);
+    }
+    inst->blobs = NULL;
 }
 
 static herd_status_t setup_buffers(sim_exec_t *x, const sim_req_t *req)
@@ -267,9 +368,13 @@ herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
     x->esize = herd_dtype_size(inst->args.dtype);
     x->real = w->opts.real_buffers != 0;
     x->nsteps = x->nleft = sched->nsteps;
-    herd_status_t st = build_steps(x, sched);
+    xbuild_t b = {0};
+    herd_status_t st = build_steps(x, &b, sched);
     if (st == HERD_OK)
-        st = build_conns(x, sched);
+        st = build_conns(x, &b, sched);
+    if (st == HERD_OK)
+        st = share_all(x, &b);
+    xbuild_free(&b);
     if (x->real) {
         x->s = *sched; /* taken over: offsets and buffers */
         memset(sched, 0, sizeof(*sched));

@@ -5,9 +5,13 @@
  * A 512-rank ring at chunk granularity has 16.7 M steps and every network
  * event touches one or two of them, spread over all ranks: the executor
  * is bound by memory traffic, so everything it touches per step is packed
- * into 16 bytes, and what is known per connection (peer, channel, the
- * network model's handle, how many of its steps have started) is kept
- * once per connection instead of once per step. */
+ * kept small: what changes as it runs is one 32-bit word per step and
+ * member (wait counts and state), and the rest (connections, successors,
+ * dependents, counts) is immutable once built and shared by every member
+ * whose schedule has the same shape: all ranks of a ring, for instance,
+ * read one copy, which stays in cache while they run in step. What is
+ * known per connection (peer, channel, the network model's handle, how
+ * many of its steps have started) is kept once per connection. */
 #ifndef HERD_SIM_EXEC_IMPL_H
 #define HERD_SIM_EXEC_IMPL_H
 
@@ -17,7 +21,7 @@
 
 #define XS_NONE UINT32_MAX
 
-/* sim_xstep_t.wait: the low bits count what the step still waits for
+/* The per-member wait word: the low bits count what the step still waits for
  * (dependencies not done, plus its connection predecessor not started);
  * the top bits hold its kind, state and whether its message arrived. */
 #define XW_COUNT 0x07ffffffu
@@ -27,17 +31,24 @@
 
 enum { XS_IDLE, XS_STARTED, XS_DONE };
 
-/* Most steps have at most one dependent and one successor on their
- * connection: both are kept inline, so finishing a step and starting
- * the next touches one record each. */
+/* The immutable part of a step. Most steps have at most one dependent
+ * and one successor on their connection: both are kept inline, so
+ * finishing a step and starting the next touch one record each. */
 typedef struct sim_xstep {
-    uint32_t count; /* elements (in wide[] when that exists) */
-    uint32_t conn;  /* index in conns; XS_NONE for COPY */
-    uint32_t wait;  /* XW_* above */
-    uint32_t next;  /* next step on the same connection, or XS_NONE */
-    uint32_t ndep;  /* number of dependents */
-    uint32_t dep;   /* the dependent if ndep == 1, else rdeps[dep ..+ndep) */
+    uint32_t conn; /* index in conns; XS_NONE for COPY */
+    uint32_t next; /* next step on the same connection, or XS_NONE */
+    uint32_t ndep; /* number of dependents */
+    uint32_t dep;  /* the dependent if ndep == 1, else rdeps[dep ..+ndep) */
 } sim_xstep_t;
+
+/* An immutable array shared by the members of one collective instance
+ * whose arrays are equal byte for byte (sim_exec_share). */
+typedef struct sim_blob {
+    struct sim_blob *next;
+    uint64_t hash;
+    size_t len;
+    void *data;
+} sim_blob_t;
 
 /* One direction of traffic with one peer on one channel: its steps in
  * schedule order are list[off .. off + n). Steps of a connection start in
@@ -68,12 +79,14 @@ typedef struct sim_pcmap {
 
 /* Fields used per event first: one cache line. */
 struct sim_exec {
-    sim_xstep_t *xs;
+    const sim_xstep_t *xs; /* shared */
+    uint32_t *wait;        /* this member's wait words */
+    const uint32_t *cnt;   /* counts in elements (shared when equal) */
     sim_xconn_t *conns;
     sim_world_t *w;
     sim_inst_t *inst;
     sim_rank_t *rank;
-    uint32_t *rdeps;
+    const uint32_t *rdeps; /* shared */
     uint32_t nleft;
     int member;
     uint64_t *wide; /* counts, when one does not fit in 32 bits */
@@ -83,33 +96,34 @@ struct sim_exec {
     sim_req_t *req;
     uint32_t nsteps;
     uint32_t nconns;
-    uint32_t *list;    /* steps of every connection, by connection */
-    sim_pcmap_t rconn; /* (peer, channel) -> receive connection + 1 */
-    core_sched_t s;    /* kept with real buffers only */
+    const uint32_t *list; /* shared: steps of every connection, by
+                             connection */
+    sim_pcmap_t rconn;    /* (peer, channel) -> receive connection + 1 */
+    core_sched_t s;       /* kept with real buffers only */
     uint8_t *buf[3];
     uint64_t buflen[3];
     void **payload;
     herd_status_t err;
 };
 
-static inline uint32_t xs_kind(const sim_xstep_t *p)
+static inline uint32_t xw_kind(uint32_t w)
 {
-    return (p->wait >> XW_KIND_SHIFT) & 3u;
+    return (w >> XW_KIND_SHIFT) & 3u;
 }
 
-static inline uint32_t xs_state(const sim_xstep_t *p)
+static inline uint32_t xw_state(uint32_t w)
 {
-    return (p->wait >> XW_STATE_SHIFT) & 3u;
+    return (w >> XW_STATE_SHIFT) & 3u;
 }
 
-static inline void xs_set_state(sim_xstep_t *p, uint32_t st)
+static inline void xw_set_state(uint32_t *w, uint32_t st)
 {
-    p->wait = (p->wait & ~(3u << XW_STATE_SHIFT)) | (st << XW_STATE_SHIFT);
+    *w = (*w & ~(3u << XW_STATE_SHIFT)) | (st << XW_STATE_SHIFT);
 }
 
 static inline uint64_t xs_count(const sim_exec_t *x, uint32_t step)
 {
-    return x->wide ? x->wide[step] : x->xs[step].count;
+    return x->wide ? x->wide[step] : x->cnt[step];
 }
 
 uint32_t sim_pcmap_get(const sim_pcmap_t *m, int peer, int channel);

@@ -261,6 +261,8 @@ herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
                               sim_req_t *req, core_sched_t *sched,
                               sim_exec_t **out);
 void sim_exec_destroy(sim_exec_t *x);
+/* Frees the schedule arrays the members of inst shared. */
+void sim_exec_blobs_free(sim_inst_t *inst);
 sim_req_t *sim_exec_req(const sim_exec_t *x);
 void sim_exec_start(sim_world_t *w, sim_exec_t *x);
 void sim_exec_step_done(sim_world_t *w, sim_exec_t *x, uint32_t step);
@@ -306,8 +308,10 @@ struct sim_inst {
     uint32_t inflight; /* flows that still reference it */
     int timeout_queued, in_table;
     sim_inst_t *next_all, *prev_all;
-    sim_nccl_plan_t nccl; /* algorithm "nccl": NCCL's choice and protocol
-                             effects (sim/nccl_model.c); zero otherwise */
+    sim_nccl_plan_t nccl;   /* algorithm "nccl": NCCL's choice and protocol
+                               effects (sim/nccl_model.c); zero otherwise */
+    struct sim_blob *blobs; /* schedule arrays its members share
+                               (sim/exec_build.c) */
 };
 
 int sim_inst_world_rank(const sim_inst_t *inst, int member);
