@@ -1,6 +1,13 @@
 /* sim/ctx.c - rank contexts: ucontext with an mmap'd stack below a guard
  * page, and the AddressSanitizer fiber annotations that let ASan follow
- * the switches between the scheduler and the ranks. */
+ * the switches between the scheduler and the ranks.
+ *
+ * swapcontext saves and restores the signal mask, a system call on each
+ * switch, and a DDP run switches millions of times: a context is entered
+ * once with setcontext, after which switches are _setjmp/_longjmp pairs
+ * (no signal mask). Under AddressSanitizer every switch stays a
+ * swapcontext with the fiber annotations. */
+#undef _FORTIFY_SOURCE /* longjmp between stacks is the point here */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -97,29 +104,40 @@ void sim_ctx_destroy(sim_ctx_t *c)
     c->map = NULL;
 }
 
+#ifdef SIM_ASAN
 void sim_ctx_resume(sim_ctx_t *sched, sim_ctx_t *rank)
 {
-#ifdef SIM_ASAN
     __sanitizer_start_switch_fiber(&sched->asan_fake, rank->stack_lo,
                                    rank->stack_len);
-#endif
     swapcontext(&sched->uc, &rank->uc);
-#ifdef SIM_ASAN
     __sanitizer_finish_switch_fiber(sched->asan_fake, NULL, NULL);
-#endif
 }
 
 void sim_ctx_yield(sim_ctx_t *rank, sim_ctx_t *sched)
 {
-#ifdef SIM_ASAN
     __sanitizer_start_switch_fiber(&rank->asan_fake, sched->stack_lo,
                                    sched->stack_len);
-#endif
     swapcontext(&rank->uc, &sched->uc);
-#ifdef SIM_ASAN
     __sanitizer_finish_switch_fiber(rank->asan_fake, NULL, NULL);
-#endif
 }
+#else
+void sim_ctx_resume(sim_ctx_t *sched, sim_ctx_t *rank)
+{
+    if (_setjmp(sched->jb) != 0)
+        return; /* the rank switched back */
+    if (!rank->started) {
+        rank->started = 1;
+        setcontext(&rank->uc);
+    }
+    _longjmp(rank->jb, 1);
+}
+
+void sim_ctx_yield(sim_ctx_t *rank, sim_ctx_t *sched)
+{
+    if (_setjmp(rank->jb) == 0)
+        _longjmp(sched->jb, 1);
+}
+#endif
 
 void sim_ctx_started(sim_ctx_t *sched)
 {
@@ -142,6 +160,10 @@ void sim_ctx_exit(sim_ctx_t *rank, sim_ctx_t *sched)
 #else
     (void)rank;
 #endif
+#ifdef SIM_ASAN
     setcontext(&sched->uc);
+#else
+    _longjmp(sched->jb, 1);
+#endif
     abort();
 }

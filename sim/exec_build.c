@@ -95,19 +95,57 @@ void sim_exec_destroy(sim_exec_t *x)
     free(x);
 }
 
-/* The arrays being built, before they are shared. */
-typedef struct xbuild {
+/* The arrays being built, before they are shared: scratch kept by the
+ * world, so that members whose arrays equal another's (most of them)
+ * cost no allocation. */
+typedef struct sim_xbuild {
     sim_xstep_t *xs;
     uint32_t *rdeps, *list, *cnt;
     size_t nrdeps;
+    size_t xcap, lcap, ccap, rcap; /* elements of each */
 } xbuild_t;
 
-static void xbuild_free(xbuild_t *b)
+void sim_exec_build_fini(sim_world_t *w)
 {
+    xbuild_t *b = w->xbuild;
+    if (!b)
+        return;
     free(b->xs);
     free(b->rdeps);
     free(b->list);
     free(b->cnt);
+    free(b);
+    w->xbuild = NULL;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t esize)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 1024;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(*p, n * esize);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* Scratch for n steps, xs zeroed. */
+static herd_status_t xbuild_get(sim_world_t *w, size_t n, xbuild_t **out)
+{
+    if (!w->xbuild && !(w->xbuild = calloc(1, sizeof(xbuild_t))))
+        return HERD_ERR_NO_MEMORY;
+    xbuild_t *b = w->xbuild;
+    if (grow((void **)&b->xs, &b->xcap, n + 1, sizeof(*b->xs)) ||
+        grow((void **)&b->list, &b->lcap, n + 1, sizeof(uint32_t)) ||
+        grow((void **)&b->cnt, &b->ccap, n + 1, sizeof(uint32_t)))
+        return HERD_ERR_NO_MEMORY;
+    memset(b->xs, 0, (n + 1) * sizeof(*b->xs));
+    *out = b;
+    return HERD_OK;
 }
 
 /* Dependents of each step: inline when there is one, else a run of
@@ -122,8 +160,7 @@ static herd_status_t build_rdeps(xbuild_t *b, const core_sched_t *s)
             multi += b->xs[i].ndep;
         }
     b->nrdeps = multi;
-    b->rdeps = big_alloc((size_t)multi + 1, sizeof(uint32_t), 0);
-    if (!b->rdeps)
+    if (grow((void **)&b->rdeps, &b->rcap, (size_t)multi + 1, sizeof(uint32_t)))
         return HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < s->nsteps; i++) {
         const core_step_t *st = &s->steps[i];
@@ -143,9 +180,6 @@ static herd_status_t build_counts(sim_exec_t *x, xbuild_t *b,
                                   const core_sched_t *s)
 {
     int wide = 0;
-    b->cnt = big_alloc((size_t)s->nsteps + 1, sizeof(uint32_t), 0);
-    if (!b->cnt)
-        return HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < s->nsteps; i++) {
         b->cnt[i] = (uint32_t)s->steps[i].count;
         wide |= s->steps[i].count > UINT32_MAX;
@@ -164,9 +198,8 @@ static herd_status_t build_counts(sim_exec_t *x, xbuild_t *b,
 static herd_status_t build_steps(sim_exec_t *x, xbuild_t *b,
                                  const core_sched_t *s)
 {
-    b->xs = big_alloc((size_t)s->nsteps + 1, sizeof(*b->xs), 1);
     x->wait = big_alloc((size_t)s->nsteps + 1, sizeof(uint32_t), 0);
-    if (!b->xs || !x->wait)
+    if (!x->wait)
         return HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < s->nsteps; i++) {
         const core_step_t *st = &s->steps[i];
@@ -212,9 +245,8 @@ static herd_status_t build_conns(sim_exec_t *x, xbuild_t *b,
                                  const core_sched_t *s)
 {
     sim_pcmap_t *send = calloc(1, sizeof(*send));
-    b->list = big_alloc((size_t)x->nsteps + 1, sizeof(uint32_t), 0);
     uint32_t cap = 0;
-    herd_status_t st = send && b->list ? HERD_OK : HERD_ERR_NO_MEMORY;
+    herd_status_t st = send ? HERD_OK : HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < x->nsteps && st == HERD_OK; i++) {
         const core_step_t *p = &s->steps[i];
         b->xs[i].conn = XS_NONE;
@@ -259,43 +291,45 @@ static herd_status_t build_conns(sim_exec_t *x, xbuild_t *b,
     return HERD_OK;
 }
 
+/* A hash of a sample of the words (memcmp decides): arrays that differ
+ * usually differ everywhere, e.g. the rotated block sizes of a ring. */
 static uint64_t blob_hash(const void *data, size_t len)
 {
     const unsigned char *p = data;
     uint64_t h = 0xcbf29ce484222325ULL ^ len, w;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        memcpy(&w, p + i, 8);
+    size_t words = len / 8, step = words / 64 + 1;
+    for (size_t i = 0; i < words; i += step) {
+        memcpy(&w, p + 8 * i, 8);
         h = (h ^ w) * 0x100000001b3ULL;
         h ^= h >> 29;
     }
-    for (; i < len; i++)
+    for (size_t i = 8 * words; i < len; i++)
         h = (h ^ p[i]) * 0x100000001b3ULL;
     return h;
 }
 
-/* Hand `*data` (len bytes) to the instance: an equal array already there
- * is used instead and *data freed. *data is NULL afterwards; *out is the
- * array to read. */
-static herd_status_t share(sim_inst_t *inst, void **data, size_t len,
+/* The instance's copy of `data` (len bytes): an equal array already
+ * shared, else a new copy. */
+static herd_status_t share(sim_inst_t *inst, const void *data, size_t len,
                            const void **out)
 {
-    uint64_t h = blob_hash(*data, len);
+    uint64_t h = blob_hash(data, len);
     for (sim_blob_t *b = inst->blobs; b; b = b->next)
-        if (b->hash == h && b->len == len && memcmp(b->data, *data, len) == 0) {
-            free(*data);
-            *data = NULL;
+        if (b->hash == h && b->len == len && memcmp(b->data, data, len) == 0) {
             *out = b->data;
             return HERD_OK;
         }
     sim_blob_t *b = malloc(sizeof(*b));
-    if (!b)
+    void *copy = big_alloc(len + 1, 1, 0);
+    if (!b || !copy) {
+        free(b);
+        free(copy);
         return HERD_ERR_NO_MEMORY;
-    *b =
-        (sim_blob_t){.next = inst->blobs, .hash = h, .len = len, .data = *data};
+    }
+    memcpy(copy, data, len);
+    *b = (sim_blob_t){.next = inst->blobs, .hash = h, .len = len, .data = copy};
     inst->blobs = b;
-    *out = *data;
-    *data = NULL;
+    *out = copy;
     return HERD_OK;
 }
 
@@ -303,14 +337,13 @@ static herd_status_t share_all(sim_exec_t *x, xbuild_t *b)
 {
     size_t n = x->nsteps;
     const void *xs, *rd, *list, *cnt;
-    herd_status_t st = share(x->inst, (void **)&b->xs, n * sizeof(*b->xs), &xs);
+    herd_status_t st = share(x->inst, b->xs, n * sizeof(*b->xs), &xs);
     if (st == HERD_OK)
-        st = share(x->inst, (void **)&b->rdeps, b->nrdeps * sizeof(uint32_t),
-                   &rd);
+        st = share(x->inst, b->rdeps, b->nrdeps * sizeof(uint32_t), &rd);
     if (st == HERD_OK)
-        st = share(x->inst, (void **)&b->list, n * sizeof(uint32_t), &list);
+        st = share(x->inst, b->list, n * sizeof(uint32_t), &list);
     if (st == HERD_OK)
-        st = share(x->inst, (void **)&b->cnt, n * sizeof(uint32_t), &cnt);
+        st = share(x->inst, b->cnt, n * sizeof(uint32_t), &cnt);
     if (st != HERD_OK)
         return st;
     x->xs = xs;
@@ -368,13 +401,14 @@ herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
     x->esize = herd_dtype_size(inst->args.dtype);
     x->real = w->opts.real_buffers != 0;
     x->nsteps = x->nleft = sched->nsteps;
-    xbuild_t b = {0};
-    herd_status_t st = build_steps(x, &b, sched);
+    xbuild_t *b = NULL;
+    herd_status_t st = xbuild_get(w, sched->nsteps, &b);
     if (st == HERD_OK)
-        st = build_conns(x, &b, sched);
+        st = build_steps(x, b, sched);
     if (st == HERD_OK)
-        st = share_all(x, &b);
-    xbuild_free(&b);
+        st = build_conns(x, b, sched);
+    if (st == HERD_OK)
+        st = share_all(x, b);
     if (x->real) {
         x->s = *sched; /* taken over: offsets and buffers */
         memset(sched, 0, sizeof(*sched));

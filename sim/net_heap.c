@@ -30,11 +30,11 @@ static inline uint32_t t_hash(const net_state_t *s, uint64_t t)
     return (uint32_t)((t * 0x9e3779b97f4a7c15ULL) >> 32) & (s->ht_cap - 1);
 }
 
-static uint32_t *ht_slot(net_state_t *s, uint64_t t)
+static net_tslot_t *ht_slot(net_state_t *s, uint64_t t)
 {
     uint32_t mask = s->ht_cap - 1;
     for (uint32_t i = t_hash(s, t);; i = (i + 1) & mask)
-        if (s->ht[i] == NET_NONE || s->bk[s->ht[i]].t == t)
+        if (s->ht[i].b == NET_NONE || s->ht[i].t == t)
             return &s->ht[i];
 }
 
@@ -42,17 +42,17 @@ static uint32_t *ht_slot(net_state_t *s, uint64_t t)
 static void ht_del(net_state_t *s, uint64_t t)
 {
     uint32_t mask = s->ht_cap - 1;
-    uint32_t *slot = ht_slot(s, t);
+    net_tslot_t *slot = ht_slot(s, t);
     uint32_t i = (uint32_t)(slot - s->ht);
-    s->ht[i] = NET_NONE;
-    for (uint32_t j = (i + 1) & mask; s->ht[j] != NET_NONE;
+    s->ht[i].b = NET_NONE;
+    for (uint32_t j = (i + 1) & mask; s->ht[j].b != NET_NONE;
          j = (j + 1) & mask) {
-        uint32_t home = t_hash(s, s->bk[s->ht[j]].t);
+        uint32_t home = t_hash(s, s->ht[j].t);
         int movable =
             (j > i) ? (home <= i || home > j) : (home <= i && home > j);
         if (movable) {
             s->ht[i] = s->ht[j];
-            s->ht[j] = NET_NONE;
+            s->ht[j].b = NET_NONE;
             i = j;
         }
     }
@@ -60,16 +60,17 @@ static void ht_del(net_state_t *s, uint64_t t)
 
 static void th_down(net_state_t *s, uint32_t i)
 {
-    uint32_t *h = s->th, n = s->nth, x = h[i];
+    net_tslot_t *h = s->th, x = h[i];
+    uint32_t n = s->nth;
     for (;;) {
         uint32_t c = 4 * i + 1;
         if (c >= n)
             break;
         uint32_t best = c, end = c + 4 < n ? c + 4 : n;
         for (uint32_t k = c + 1; k < end; k++)
-            if (s->bk[h[k]].t < s->bk[h[best]].t)
+            if (h[k].t < h[best].t)
                 best = k;
-        if (s->bk[h[best]].t >= s->bk[x].t)
+        if (h[best].t >= x.t)
             break;
         h[i] = h[best];
         i = best;
@@ -79,10 +80,10 @@ static void th_down(net_state_t *s, uint32_t i)
 
 static void th_up(net_state_t *s, uint32_t i)
 {
-    uint32_t *h = s->th, x = h[i];
+    net_tslot_t *h = s->th, x = h[i];
     while (i > 0) {
         uint32_t p = (i - 1) / 4;
-        if (s->bk[h[p]].t <= s->bk[x].t)
+        if (h[p].t <= x.t)
             break;
         h[i] = h[p];
         i = p;
@@ -95,23 +96,23 @@ static uint32_t bucket_of(net_state_t *s, uint64_t t)
 {
     if (s->last_bk != NET_NONE && s->bk[s->last_bk].t == t)
         return s->last_bk;
-    uint32_t *slot = ht_slot(s, t);
-    if (*slot == NET_NONE) {
+    net_tslot_t *slot = ht_slot(s, t);
+    if (slot->b == NET_NONE) {
         uint32_t b = s->bk_free;
         s->bk_free = s->bk[b].head;
         s->bk[b] = (net_bucket_t){.t = t, .head = NET_NONE, .tail = NET_NONE};
-        *slot = b;
-        s->th[s->nth] = b;
+        *slot = (net_tslot_t){.t = t, .b = b};
+        s->th[s->nth] = (net_tslot_t){.t = t, .b = b};
         th_up(s, s->nth++);
     }
-    s->last_bk = *slot;
-    return *slot;
+    s->last_bk = slot->b;
+    return slot->b;
 }
 
 /* The front bucket ran empty: drop it. */
 static void bucket_drop(net_state_t *s)
 {
-    uint32_t b = s->th[0];
+    uint32_t b = s->th[0].b;
     ht_del(s, s->bk[b].t);
     s->th[0] = s->th[--s->nth];
     if (s->nth > 1)
@@ -133,7 +134,7 @@ static void node_free(net_state_t *s, uint32_t n)
 static void compact(net_state_t *s)
 {
     for (uint32_t i = 0; i < s->nth; i++) {
-        net_bucket_t *b = &s->bk[s->th[i]];
+        net_bucket_t *b = &s->bk[s->th[i].b];
         uint32_t keep = NET_NONE, tail = NET_NONE;
         for (uint32_t n = b->head, nx; n != NET_NONE; n = nx) {
             nx = s->qn[n].next;
@@ -153,9 +154,9 @@ static void compact(net_state_t *s)
     }
     uint32_t n = 0; /* drop the buckets left empty, restore the order */
     for (uint32_t i = 0; i < s->nth; i++) {
-        uint32_t b = s->th[i];
+        uint32_t b = s->th[i].b;
         if (s->bk[b].head != NET_NONE) {
-            s->th[n++] = b;
+            s->th[n++] = s->th[i];
             continue;
         }
         ht_del(s, s->bk[b].t);
@@ -182,8 +183,8 @@ static herd_status_t grow(net_state_t *s, uint32_t cap)
 {
     net_qnode_t *qn = malloc((size_t)cap * sizeof(*qn));
     net_bucket_t *bk = malloc((size_t)cap * sizeof(*bk));
-    uint32_t *th = malloc((size_t)cap * sizeof(*th));
-    uint32_t *ht = malloc((size_t)cap * 2 * sizeof(*ht));
+    net_tslot_t *th = malloc((size_t)cap * sizeof(*th));
+    net_tslot_t *ht = malloc((size_t)cap * 2 * sizeof(*ht));
     if (!qn || !bk || !th || !ht) {
         free(qn), free(bk), free(th), free(ht);
         return HERD_ERR_NO_MEMORY;
@@ -201,7 +202,7 @@ static herd_status_t grow(net_state_t *s, uint32_t cap)
     }
     s->nth = 0, s->nq = 0, s->last_bk = NET_NONE;
     for (uint32_t i = 0; i < old.nth; i++) {
-        const net_bucket_t *b = &old.bk[old.th[i]];
+        const net_bucket_t *b = &old.bk[old.th[i].b];
         for (uint32_t n = b->head; n != NET_NONE; n = old.qn[n].next) {
             uint32_t nb = bucket_of(s, b->t), m = s->qn_free;
             s->qn_free = qn[m].next;
@@ -253,7 +254,7 @@ void net_heap_push(net_state_t *s, uint64_t t, uint32_t id, uint32_t ver)
 
 void net_heap_pop(net_state_t *s)
 {
-    net_bucket_t *b = &s->bk[s->th[0]];
+    net_bucket_t *b = &s->bk[s->th[0].b];
     uint32_t n = b->head;
     b->head = s->qn[n].next;
     if (b->head == NET_NONE)
@@ -266,7 +267,7 @@ void net_heap_pop(net_state_t *s)
 const net_ev_t *net_heap_top(net_state_t *s)
 {
     while (s->nth > 0) {
-        net_bucket_t *b = &s->bk[s->th[0]];
+        net_bucket_t *b = &s->bk[s->th[0].b];
         const net_qnode_t *q = &s->qn[b->head];
         if (ev_stale(s, q->id, q->ver)) {
             net_heap_pop(s);

@@ -80,6 +80,11 @@ typedef struct net_bucket {
     uint32_t head, tail; /* nodes in sequence order; free list in head */
 } net_bucket_t;
 
+typedef struct net_tslot {
+    uint64_t t;
+    uint32_t b; /* bucket */
+} net_tslot_t;
+
 typedef struct net_ev {
     uint64_t t;
     uint64_t seq;
@@ -148,9 +153,9 @@ typedef struct net_state {
     uint32_t qn_cap, qn_free, nq;
     net_bucket_t *bk;
     uint32_t bk_free, last_bk;
-    uint32_t *th; /* 4-ary heap of bucket indices by time */
+    net_tslot_t *th; /* 4-ary heap of the buckets by time */
     uint32_t nth;
-    uint32_t *ht; /* time -> bucket, open addressing */
+    net_tslot_t *ht; /* time -> bucket, open addressing */
     uint32_t ht_cap;
     net_ev_t top;
     uint64_t seq;

@@ -9,6 +9,7 @@
 #ifndef HERD_SIM_SIM_H
 #define HERD_SIM_SIM_H
 
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
@@ -30,6 +31,8 @@ typedef struct sim_ctx {
     void *stack_lo; /* usable stack */
     size_t stack_len;
     void *asan_fake; /* ASan fake stack while switched away */
+    jmp_buf jb;      /* where to switch back in (after the first start) */
+    int started;
 } sim_ctx_t;
 
 typedef void (*sim_ctx_entry_fn)(void *arg);
@@ -203,7 +206,9 @@ struct sim_world {
     sim_exec_t **work;     /* zero-cost completions to process */
     uint32_t *work_step;
     size_t nwork, work_cap;
-    void *flow_free; /* free list of flow contexts */
+    struct sim_xbuild *xbuild; /* schedule conversion scratch
+                                  (sim/exec_build.c) */
+    void *flow_free;           /* free list of flow contexts */
     void **flow_slabs;
     size_t nslabs;
     int first_failed;
@@ -263,6 +268,7 @@ herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
 void sim_exec_destroy(sim_exec_t *x);
 /* Frees the schedule arrays the members of inst shared. */
 void sim_exec_blobs_free(sim_inst_t *inst);
+void sim_exec_build_fini(sim_world_t *w);
 sim_req_t *sim_exec_req(const sim_exec_t *x);
 void sim_exec_start(sim_world_t *w, sim_exec_t *x);
 void sim_exec_step_done(sim_world_t *w, sim_exec_t *x, uint32_t step);

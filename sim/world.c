@@ -131,6 +131,7 @@ static void world_free(sim_world_t *w)
     if (w->net)
         sim_net_destroy(w->net);
     sim_flow_fini(w);
+    sim_exec_build_fini(w);
     sim_evq_fini(&w->q);
     sim_htab_fini(&w->insts);
     free(w->work);
