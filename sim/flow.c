@@ -53,10 +53,9 @@ static void delivered(sim_world_t *w, sim_flow_t *f)
 {
     sim_inst_t *inst = f->inst;
     sim_exec_t *x = inst->execs[f->dst];
-    int state = sim_inst_member_state(inst, f->dst);
     if (x) {
         sim_exec_deliver(w, x, f->src, f->channel, f->k, f->payload);
-    } else if (!state) {
+    } else if (!sim_inst_member_state(inst, f->dst)) {
         sim_early_t *e = malloc(sizeof(*e));
         if (e) {
             /* Order does not matter: messages are matched by index. */

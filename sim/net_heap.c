@@ -259,6 +259,8 @@ void net_heap_pop(net_state_t *s)
     b->head = s->qn[n].next;
     if (b->head == NET_NONE)
         b->tail = NET_NONE;
+    else /* the next event's connection: fetched while this one runs */
+        __builtin_prefetch(&s->conns[s->qn[b->head].id]);
     node_free(s, n);
     if (b->head == NET_NONE)
         bucket_drop(s);
@@ -269,6 +271,8 @@ const net_ev_t *net_heap_top(net_state_t *s)
     while (s->nth > 0) {
         net_bucket_t *b = &s->bk[s->th[0].b];
         const net_qnode_t *q = &s->qn[b->head];
+        if (q->next != NET_NONE)
+            __builtin_prefetch(&s->qn[q->next]);
         if (ev_stale(s, q->id, q->ver)) {
             net_heap_pop(s);
             continue;
