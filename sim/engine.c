@@ -168,6 +168,7 @@ void sim_rank_die(sim_world_t *w, sim_rank_t *r)
     if (r->state == SIM_RANK_DEAD || r->state == SIM_RANK_EXITED)
         return;
     r->state = SIM_RANK_DEAD;
+    w->dead[r->id] = 1;
     r->t_end = w->now;
     w->live--;
     if (w->first_failed < 0) {

@@ -61,8 +61,7 @@ static void release(sim_exec_t *x, uint32_t step)
 
 static int frozen(const sim_exec_t *x)
 {
-    return x->rank->state == SIM_RANK_DEAD ||
-           x->inst->mismatch != SIM_DIAG_NONE;
+    return x->w->dead[x->world_rank] || x->inst->mismatch != SIM_DIAG_NONE;
 }
 
 static void finish(sim_exec_t *x)
@@ -80,7 +79,7 @@ static void finish(sim_exec_t *x)
 
 static void complete(sim_exec_t *x, uint32_t step)
 {
-    if (x->rank->state == SIM_RANK_DEAD)
+    if (x->w->dead[x->world_rank])
         return;
     const sim_xstep_t *p = &x->xs[step];
     xw_set_state(&x->wait[step], XS_DONE);

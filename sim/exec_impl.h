@@ -85,14 +85,14 @@ struct sim_exec {
     sim_xconn_t *conns;
     sim_world_t *w;
     sim_inst_t *inst;
-    sim_rank_t *rank;
     const uint32_t *rdeps; /* shared */
+    int world_rank;
     uint32_t nleft;
     int member;
+    int real;
     uint64_t *wide; /* counts, when one does not fit in 32 bits */
     size_t esize;
-    int real;
-    int world_rank;
+    sim_rank_t *rank;
     sim_req_t *req;
     uint32_t nsteps;
     uint32_t nconns;

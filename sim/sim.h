@@ -189,6 +189,8 @@ struct sim_world {
     int n;
     int gpus_per_node;
     sim_rank_t *ranks;
+    uint8_t *dead; /* per rank: 1 once dead (checked per step, so kept
+                      apart from the large rank records) */
     sim_ctx_t sched;
     sim_evq_t q;
     uint64_t timeouts_queued; /* TIMEOUT and POLL events in q: these are

@@ -85,7 +85,8 @@ static herd_status_t ranks_init(sim_world_t *w)
     size_t stack =
         w->opts.stack_bytes ? w->opts.stack_bytes : sim_ctx_default_stack();
     w->ranks = calloc((size_t)w->n, sizeof(*w->ranks));
-    if (!w->ranks)
+    w->dead = calloc((size_t)w->n, 1);
+    if (!w->ranks || !w->dead)
         return HERD_ERR_NO_MEMORY;
     for (int i = 0; i < w->n; i++) {
         sim_rank_t *r = &w->ranks[i];
@@ -128,6 +129,7 @@ static void world_free(sim_world_t *w)
         sim_ctx_destroy(&r->ctx);
     }
     free(w->ranks);
+    free(w->dead);
     if (w->net)
         sim_net_destroy(w->net);
     sim_flow_fini(w);
