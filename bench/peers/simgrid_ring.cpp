@@ -20,12 +20,16 @@
  * Modes: "fifo" (default) sends the chunks of one connection one after
  * the other, as herd's FIFO connections do, but the next starts when the
  * previous has arrived (SimGrid counts latency before the bytes move);
+ * "herd" is the same sequence on links without latency, a chunk counting
+ * as arrived one path latency after its transfer ended (herd's rule: the
+ * next chunk of a connection starts when the last byte has left);
  * "async" sends each chunk as soon as it is ready, so chunks of one
- * connection share the link max-min, SimGrid's usual way.
+ * connection share the link max-min, SimGrid's usual way. The network
+ * model is CM02 without cross traffic or TCP window bound: plain max-min.
  *
  *   bench_peer_simgrid_ring [--nodes N] [--gpus-per-node G] [--bytes B]
  *       [--channels C] [--chunk B] [--intra-bw B/s] [--intra-lat s]
- *       [--inter-bw B/s] [--inter-lat s] [--mode fifo|async]
+ *       [--inter-bw B/s] [--inter-lat s] [--mode fifo|herd|async]
  *       [--cfg=simgrid:option ...]
  * Defaults: herd's (64 x 8, 1 GiB, 16 channels, 2 MiB, 370e9 1e-6,
  * 50e9 4e-6). Prints one line "simgrid: ... predicted_ms X wall_s Y ...". */
