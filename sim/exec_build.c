@@ -149,8 +149,7 @@ static herd_status_t xbuild_get(sim_world_t *w, size_t n, xbuild_t **out)
 }
 
 /* Dependents of each step: inline when there is one, else a run of
- * rdeps (filled in step order, counting in `next` until build_conns
- * sets it). */
+ * rdeps (filled in step order, `dep` counting up and then rewound). */
 static herd_status_t build_rdeps(xbuild_t *b, const core_sched_t *s)
 {
     uint32_t multi = 0;
@@ -169,48 +168,24 @@ static herd_status_t build_rdeps(xbuild_t *b, const core_sched_t *s)
             if (d->ndep == 1)
                 d->dep = i;
             else
-                b->rdeps[d->dep + d->next++] = i;
+                b->rdeps[d->dep++] = i;
         }
     }
+    for (uint32_t i = 0; i < s->nsteps; i++)
+        if (b->xs[i].ndep > 1)
+            b->xs[i].dep -= b->xs[i].ndep;
     return HERD_OK;
 }
 
-/* Counts: 32-bit (shareable) unless one does not fit. */
-static herd_status_t build_counts(sim_exec_t *x, xbuild_t *b,
-                                  const core_sched_t *s)
+/* 64-bit counts, when one does not fit in the shared 32-bit array. */
+static herd_status_t build_wide(sim_exec_t *x, const core_sched_t *s)
 {
-    int wide = 0;
-    for (uint32_t i = 0; i < s->nsteps; i++) {
-        b->cnt[i] = (uint32_t)s->steps[i].count;
-        wide |= s->steps[i].count > UINT32_MAX;
-    }
-    if (!wide)
-        return HERD_OK;
     x->wide = malloc((size_t)s->nsteps * sizeof(*x->wide) + 1);
     if (!x->wide)
         return HERD_ERR_NO_MEMORY;
     for (uint32_t i = 0; i < s->nsteps; i++)
         x->wide[i] = s->steps[i].count;
     return HERD_OK;
-}
-
-/* Copies what the executor needs from the schedule. */
-static herd_status_t build_steps(sim_exec_t *x, xbuild_t *b,
-                                 const core_sched_t *s)
-{
-    x->wait = big_alloc((size_t)s->nsteps + 1, sizeof(uint32_t), 0);
-    if (!x->wait)
-        return HERD_ERR_NO_MEMORY;
-    for (uint32_t i = 0; i < s->nsteps; i++) {
-        const core_step_t *st = &s->steps[i];
-        if (st->ndeps >= XW_COUNT)
-            return HERD_ERR_OVERFLOW;
-        x->wait[i] = st->ndeps | ((uint32_t)st->kind << XW_KIND_SHIFT);
-        for (uint32_t j = 0; j < st->ndeps; j++)
-            b->xs[s->deps[st->dep_off + j]].ndep++;
-    }
-    herd_status_t st = build_counts(x, b, s);
-    return st == HERD_OK ? build_rdeps(b, s) : st;
 }
 
 /* The connection of step i (send and receive directions apart), made on
@@ -239,39 +214,59 @@ static herd_status_t conn_of(sim_exec_t *x, sim_pcmap_t *m, uint32_t *cap,
     return pcmap_put(m, st->peer, st->channel, *out + 1);
 }
 
-/* Numbers the connections, lists each one's steps in schedule order and
- * makes every step but a connection's first wait for its predecessor. */
-static herd_status_t build_conns(sim_exec_t *x, xbuild_t *b,
-                                 const core_sched_t *s)
+/* Step i on its connection: numbered, chained to its predecessor (which
+ * it then waits for to start). k->rstep holds the last step so far. */
+static herd_status_t chain(sim_exec_t *x, xbuild_t *b, sim_pcmap_t *send,
+                           uint32_t *cap, const core_step_t *p, uint32_t i)
 {
-    sim_pcmap_t *send = calloc(1, sizeof(*send));
-    uint32_t cap = 0;
-    herd_status_t st = send ? HERD_OK : HERD_ERR_NO_MEMORY;
-    for (uint32_t i = 0; i < x->nsteps && st == HERD_OK; i++) {
-        const core_step_t *p = &s->steps[i];
-        b->xs[i].conn = XS_NONE;
-        b->xs[i].next = XS_NONE;
-        if (p->kind == CORE_STEP_COPY)
-            continue;
-        /* receive connections are looked up through rconn itself */
-        sim_pcmap_t *m = p->kind == CORE_STEP_SEND ? send : &x->rconn;
-        uint32_t c;
-        st = conn_of(x, m, &cap, p, &c);
-        if (st != HERD_OK)
-            break;
-        b->xs[i].conn = c;
-        sim_xconn_t *k = &x->conns[c];
-        if (k->n++ > 0) { /* k->rstep: the last step so far */
-            b->xs[k->rstep].next = i;
-            x->wait[i]++;
-        }
-        k->rstep = i;
-    }
-    if (send)
-        sim_htab_fini(&send->h);
-    free(send);
+    /* receive connections are looked up through rconn itself */
+    sim_pcmap_t *m = p->kind == CORE_STEP_SEND ? send : &x->rconn;
+    uint32_t c;
+    herd_status_t st = conn_of(x, m, cap, p, &c);
     if (st != HERD_OK)
         return st;
+    b->xs[i].conn = c;
+    sim_xconn_t *k = &x->conns[c];
+    if (k->n++ > 0) {
+        b->xs[k->rstep].next = i;
+        x->wait[i]++;
+    }
+    k->rstep = i;
+    return HERD_OK;
+}
+
+/* One pass over the schedule: wait words, counts, dependents counted,
+ * connections numbered and chained. */
+static herd_status_t build_pass(sim_exec_t *x, xbuild_t *b,
+                                const core_sched_t *s, sim_pcmap_t *send)
+{
+    uint32_t cap = 0;
+    int wide = 0;
+    for (uint32_t i = 0; i < s->nsteps; i++) {
+        const core_step_t *st = &s->steps[i];
+        if (st->ndeps >= XW_COUNT)
+            return HERD_ERR_OVERFLOW;
+        x->wait[i] = st->ndeps | ((uint32_t)st->kind << XW_KIND_SHIFT);
+        b->cnt[i] = (uint32_t)st->count;
+        wide |= st->count > UINT32_MAX;
+        /* dependencies point back, so xs[i] is complete here */
+        for (uint32_t j = 0; j < st->ndeps; j++)
+            b->xs[s->deps[st->dep_off + j]].ndep++;
+        b->xs[i].conn = XS_NONE;
+        b->xs[i].next = XS_NONE;
+        herd_status_t e = st->kind == CORE_STEP_COPY
+                              ? HERD_OK
+                              : chain(x, b, send, &cap, st, i);
+        if (e != HERD_OK)
+            return e;
+    }
+    return wide ? build_wide(x, s) : HERD_OK;
+}
+
+/* Each connection's steps in schedule order, for out-of-order
+ * deliveries. */
+static void build_lists(sim_exec_t *x, xbuild_t *b)
+{
     uint32_t off = 0;
     for (uint32_t c = 0; c < x->nconns; c++) {
         x->conns[c].off = off;
@@ -288,7 +283,24 @@ static herd_status_t build_conns(sim_exec_t *x, xbuild_t *b,
             k->rstep = i;
         b->list[k->off + k->n++] = i;
     }
-    return HERD_OK;
+}
+
+/* Copies what the executor needs from the schedule. */
+static herd_status_t build_steps(sim_exec_t *x, xbuild_t *b,
+                                 const core_sched_t *s)
+{
+    x->wait = big_alloc((size_t)s->nsteps + 1, sizeof(uint32_t), 0);
+    sim_pcmap_t *send = calloc(1, sizeof(*send));
+    herd_status_t st =
+        x->wait && send ? build_pass(x, b, s, send) : HERD_ERR_NO_MEMORY;
+    if (send)
+        sim_htab_fini(&send->h);
+    free(send);
+    if (st == HERD_OK)
+        st = build_rdeps(b, s);
+    if (st == HERD_OK)
+        build_lists(x, b);
+    return st;
 }
 
 /* A hash of a sample of the words (memcmp decides): arrays that differ
@@ -405,8 +417,6 @@ herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
     herd_status_t st = xbuild_get(w, sched->nsteps, &b);
     if (st == HERD_OK)
         st = build_steps(x, b, sched);
-    if (st == HERD_OK)
-        st = build_conns(x, b, sched);
     if (st == HERD_OK)
         st = share_all(x, b);
     if (x->real) {
