@@ -58,20 +58,63 @@ typedef struct rt_opts {
  * codes[r]: the rank's exit status (fn's return value; 100 + -status when
  * herd_run failed before fn; -1 killed by a signal or by the wall limit).
  * Returns 0 when every rank exited 0. */
+/* The store lives in its own process: the test process must stay
+ * single-threaded, since the ranks are forked from it (a fork while a
+ * server thread holds an allocator lock deadlocks the child under ASan).
+ * Returns its pid and port; closing *stop_fd ends it. */
+static inline pid_t rt_store_start(int *port_out, int *stop_fd)
+{
+    int up[2], down[2];
+    if (pipe(up) != 0 || pipe(down) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(up[0]);
+        close(down[1]);
+        store_server_t *srv = NULL;
+        int port = -1;
+        if (store_server_start("127.0.0.1", 0, NULL, &srv) == HERD_OK)
+            port = store_server_port(srv);
+        if (write(up[1], &port, sizeof(port)) != (ssize_t)sizeof(port))
+            _exit(1);
+        char c;
+        while (read(down[0], &c, 1) > 0)
+            ;
+        if (srv)
+            store_server_stop(srv);
+        _exit(0);
+    }
+    close(up[1]);
+    close(down[0]);
+    int port = -1;
+    if (pid < 0 || read(up[0], &port, sizeof(port)) != (ssize_t)sizeof(port) ||
+        port <= 0) {
+        close(up[0]);
+        close(down[1]);
+        return -1;
+    }
+    close(up[0]);
+    *port_out = port;
+    *stop_fd = down[1];
+    return pid;
+}
+
 static inline int rt_spawn_opts(int p, herd_main_fn fn, void *arg,
                                 const rt_opts_t *o, int *codes)
 {
-    store_server_t *srv = NULL;
-    if (store_server_start("127.0.0.1", 0, NULL, &srv) != HERD_OK)
+    int port, stop_fd;
+    pid_t store_pid = rt_store_start(&port, &stop_fd);
+    if (store_pid < 0)
         return -1;
     char method[64];
-    snprintf(method, sizeof(method), "tcp://127.0.0.1:%d",
-             store_server_port(srv));
+    snprintf(method, sizeof(method), "tcp://127.0.0.1:%d", port);
     pid_t pids[RT_MAX_RANKS];
     fflush(NULL);
     for (int r = 0; r < p; r++) {
         pids[r] = fork();
         if (pids[r] == 0) {
+            close(stop_fd);
             setenv("HERD_STORE_EXTERNAL", "1", 1);
             if (o && o->child_cb)
                 o->child_cb(r, arg);
@@ -97,6 +140,8 @@ static inline int rt_spawn_opts(int p, herd_main_fn fn, void *arg,
     while (left > 0) {
         int status;
         pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid == store_pid)
+            continue;
         if (pid <= 0) {
             if (rt_now() > end) {
                 for (int r = 0; r < p; r++)
@@ -109,11 +154,15 @@ static inline int rt_spawn_opts(int p, herd_main_fn fn, void *arg,
         for (int r = 0; r < p; r++)
             if (pids[r] == pid) {
                 codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+                if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)
+                    fprintf(stderr, "rank %d killed by signal %d\n", r,
+                            WTERMSIG(status));
                 bad |= codes[r] != 0;
                 left--;
             }
     }
-    store_server_stop(srv);
+    close(stop_fd);
+    waitpid(store_pid, NULL, 0);
     return bad;
 }
 
