@@ -373,6 +373,7 @@ static void on_sent(net_state_t *s, uint32_t ci, uint64_t t)
     net_conn_t *c = &s->conns[ci];
     uint32_t fi = c->head;
     c->ver = (c->ver + 1) & NET_VER_MASK;
+    s->next_ok = 0; /* its queued entry, if any, is stale now */
     c->head = s->flows[fi].next;
     if (c->head == NET_NONE)
         c->tail = NET_NONE;

@@ -190,6 +190,7 @@ static herd_status_t grow(net_state_t *s, uint32_t cap)
         return HERD_ERR_NO_MEMORY;
     }
     /* Rebuild: move the pending entries over, in order. */
+    s->next_ok = 0;
     net_state_t old = *s;
     s->qn = qn, s->bk = bk, s->th = th, s->ht = ht;
     s->qn_cap = cap, s->ht_cap = 2 * cap;
@@ -235,6 +236,7 @@ herd_status_t net_heap_reserve(net_state_t *s, uint64_t live)
 
 void net_heap_push(net_state_t *s, uint64_t t, uint32_t id, uint32_t ver)
 {
+    s->next_ok = 0;
     if (s->nq == s->qn_cap)
         compact(s);
     /* net_heap_reserve keeps the capacity at twice the live entries. */
@@ -254,6 +256,7 @@ void net_heap_push(net_state_t *s, uint64_t t, uint32_t id, uint32_t ver)
 
 void net_heap_pop(net_state_t *s)
 {
+    s->next_ok = 0;
     net_bucket_t *b = &s->bk[s->th[0].b];
     uint32_t n = b->head;
     b->head = s->qn[n].next;

@@ -158,6 +158,10 @@ typedef struct net_state {
     net_tslot_t *ht; /* time -> bucket, open addressing */
     uint32_t ht_cap;
     net_ev_t top;
+    /* net_next_event's answer, kept until the queue or a lane changes:
+     * the engine asks several times per event */
+    net_ev_t next_ev;
+    int next_src, next_ok;
     uint64_t seq;
 
     uint32_t *dirty; /* links whose connection set changed */

@@ -52,6 +52,7 @@ void net_lane_push(net_state_t *s, uint8_t lane, uint64_t t, uint32_t flow)
         net_heap_push(s, t, flow, NET_EV_DELIVERY);
         return;
     }
+    s->next_ok = 0;
     net_lane_t *l = &s->lanes[lane];
     /* net_lane_reserve made room: users >= queued deliveries */
     net_dev_t *d = &l->q[(l->head + l->n++) & (l->cap - 1)];
@@ -62,6 +63,10 @@ void net_lane_push(net_state_t *s, uint8_t lane, uint64_t t, uint32_t flow)
 
 int net_next_event(net_state_t *s, net_ev_t *out)
 {
+    if (s->next_ok) {
+        *out = s->next_ev;
+        return s->next_src;
+    }
     const net_ev_t *h = net_heap_top(s);
     int src = NET_EV_NONE;
     if (h) {
@@ -80,11 +85,16 @@ int net_next_event(net_state_t *s, net_ev_t *out)
             .t = d->t, .seq = d->seq, .id = d->flow, .ver = NET_EV_DELIVERY};
         src = (int)i;
     }
+    if (src != NET_EV_NONE)
+        s->next_ev = *out;
+    s->next_src = src;
+    s->next_ok = 1;
     return src;
 }
 
 void net_next_pop(net_state_t *s, int src)
 {
+    s->next_ok = 0;
     if (src == NET_EV_HEAP) {
         net_heap_pop(s);
         return;
