@@ -197,3 +197,15 @@ void herd_req_free(herd_req_t *req)
     if (req)
         req->ops->req_free(req);
 }
+
+herd_status_t herd_flight_dump(herd_comm_t *c, const char *dir)
+{
+    if (!c)
+        return HERD_ERR_INVALID_ARG;
+    if (!c->ops->flight_dump)
+        return core_comm_error(c, HERD_ERR_UNSUPPORTED,
+                               "flight dump: the %s engine keeps no flight "
+                               "record",
+                               c->ops->name);
+    return c->ops->flight_dump(c, dir);
+}

@@ -86,6 +86,8 @@ struct herd_engine_ops {
     herd_status_t (*free)(herd_comm_t *comm, void *ptr);
     uint64_t (*now)(const herd_comm_t *comm);
     herd_status_t (*mark)(herd_comm_t *comm, const char *label);
+    /* Optional: write the flight record to dir (NULL: engine default). */
+    herd_status_t (*flight_dump)(herd_comm_t *comm, const char *dir);
 };
 
 /* The engine table, looked up by name. NULL if unknown (or not built). */

@@ -181,8 +181,8 @@ herd_status_t herd_free(herd_comm_t *comm, void *ptr);
 uint64_t herd_now(const herd_comm_t *comm);
 
 /* Write this rank's flight record (its last collectives) as JSON to
- * <dir>/rank<r>.json (dir NULL: $HERD_FLIGHT_DIR). tcp engine only; others
- * return HERD_ERR_UNSUPPORTED. `herd diagnose DIR` analyses the dumps. */
+ * <dir>/rank<r>.json (dir NULL: $HERD_FLIGHT_DIR). Engines without a flight
+ * record (sim, nccl) return HERD_ERR_UNSUPPORTED. `herd diagnose DIR` analyses the dumps. */
 herd_status_t herd_flight_dump(herd_comm_t *comm, const char *dir);
 
 /* Names of the engines built into this library, NULL-terminated. */

@@ -458,10 +458,8 @@ static herd_status_t run(const herd_init_t *init, herd_main_fn fn, void *arg,
     return rc ? HERD_ERR_ABORTED : HERD_OK;
 }
 
-herd_status_t herd_flight_dump(herd_comm_t *comm, const char *dir)
+static herd_status_t flight_dump(herd_comm_t *comm, const char *dir)
 {
-    if (!comm || comm->ops != &tcp_engine_ops)
-        return HERD_ERR_UNSUPPORTED;
     const char *d = dir ? dir : tcp_flight_dir();
     if (!d)
         return core_comm_error(comm, HERD_ERR_INVALID_ARG,
@@ -486,4 +484,5 @@ const herd_engine_ops_t tcp_engine_ops = {.name = "tcp",
                                           .alloc = alloc_buf,
                                           .free = free_buf,
                                           .now = now,
-                                          .mark = mark};
+                                          .mark = mark,
+                                          .flight_dump = flight_dump};
