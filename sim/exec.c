@@ -55,7 +55,7 @@ static void push_work(sim_world_t *w, sim_exec_t *x, uint32_t step)
 
 static void release(sim_exec_t *x, uint32_t step)
 {
-    if ((--x->wait[step] & XW_COUNT) == 0)
+    if ((--*xw(x, step) & XW_COUNT) == 0)
         push_work(x->w, x, step);
 }
 
@@ -82,7 +82,7 @@ static void complete(sim_exec_t *x, uint32_t step)
     if (x->w->dead[x->world_rank])
         return;
     const sim_xstep_t *p = &x->xs[step];
-    xw_set_state(&x->wait[step], XS_DONE);
+    xw_set_state(xw(x, step), XS_DONE);
     if (p->ndep == 1)
         release(x, p->dep);
     else
@@ -120,7 +120,7 @@ static void apply_recv(sim_exec_t *x, uint32_t step)
  * reduction later. */
 static void recv_ready(sim_exec_t *x, uint32_t step)
 {
-    uint32_t kind = xw_kind(x->wait[step]);
+    uint32_t kind = xw_kind(*xw(x, step));
     uint64_t count = xs_count(x, step);
     if (x->real)
         apply_recv(x, step);
@@ -203,12 +203,10 @@ static void start(sim_exec_t *x, uint32_t step)
     if (frozen(x))
         return;
     const sim_xstep_t *xs = &x->xs[step];
-    uint32_t *wt = &x->wait[step];
+    uint32_t *wt = xw(x, step);
     xw_set_state(wt, XS_STARTED);
     /* the stream of this schedule's steps is read in order: ask for the
      * next cache line early, the misses are what a big run waits on */
-    if (step + 16 < x->nsteps)
-        __builtin_prefetch(wt + 16, 1);
     uint32_t kind = xw_kind(*wt), k = 0;
     sim_xconn_t *c = NULL;
     if (xs->conn != XS_NONE) {
@@ -244,11 +242,10 @@ void sim_exec_start(sim_world_t *w, sim_exec_t *x)
         finish(x);
         return;
     }
-    /* The work list is a stack: push in reverse so steps start in
+    /* The work list is a stack: `ready` is in reverse so steps start in
      * schedule order. */
-    for (uint32_t i = x->nsteps; i-- > 0;)
-        if ((x->wait[i] & XW_COUNT) == 0)
-            push_work(w, x, i);
+    for (uint32_t i = 0; i < x->nready; i++)
+        push_work(w, x, x->ready[i]);
 }
 
 void sim_world_drain(sim_world_t *w)
@@ -283,7 +280,7 @@ void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, int src, int channel,
         return;
     }
     uint32_t step = recv_step(x, &x->conns[c - 1], k);
-    uint32_t *wt = &x->wait[step];
+    uint32_t *wt = xw(x, step);
     *wt |= XW_ARRIVED;
     if (x->real)
         x->payload[step] = payload;

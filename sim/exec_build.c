@@ -87,7 +87,8 @@ void sim_exec_destroy(sim_exec_t *x)
         free(x->payload);
     }
     core_sched_fini(&x->s);
-    free(x->wait);
+    if (x->ws == 1)
+        free(x->wait);
     free(x->wide);
     free(x->conns);
     sim_htab_fini(&x->rconn.h);
@@ -100,9 +101,9 @@ void sim_exec_destroy(sim_exec_t *x)
  * cost no allocation. */
 typedef struct sim_xbuild {
     sim_xstep_t *xs;
-    uint32_t *rdeps, *list, *cnt;
-    size_t nrdeps;
-    size_t xcap, lcap, ccap, rcap; /* elements of each */
+    uint32_t *rdeps, *list, *cnt, *w0, *ready;
+    size_t nrdeps, nready;
+    size_t xcap, lcap, ccap, rcap, wcap, dcap; /* elements of each */
 } xbuild_t;
 
 void sim_exec_build_fini(sim_world_t *w)
@@ -114,6 +115,8 @@ void sim_exec_build_fini(sim_world_t *w)
     free(b->rdeps);
     free(b->list);
     free(b->cnt);
+    free(b->w0);
+    free(b->ready);
     free(b);
     w->xbuild = NULL;
 }
@@ -141,7 +144,9 @@ static herd_status_t xbuild_get(sim_world_t *w, size_t n, xbuild_t **out)
     xbuild_t *b = w->xbuild;
     if (grow((void **)&b->xs, &b->xcap, n + 1, sizeof(*b->xs)) ||
         grow((void **)&b->list, &b->lcap, n + 1, sizeof(uint32_t)) ||
-        grow((void **)&b->cnt, &b->ccap, n + 1, sizeof(uint32_t)))
+        grow((void **)&b->cnt, &b->ccap, n + 1, sizeof(uint32_t)) ||
+        grow((void **)&b->w0, &b->wcap, n + 1, sizeof(uint32_t)) ||
+        grow((void **)&b->ready, &b->dcap, n + 1, sizeof(uint32_t)))
         return HERD_ERR_NO_MEMORY;
     memset(b->xs, 0, (n + 1) * sizeof(*b->xs));
     *out = b;
@@ -229,7 +234,7 @@ static herd_status_t chain(sim_exec_t *x, xbuild_t *b, sim_pcmap_t *send,
     sim_xconn_t *k = &x->conns[c];
     if (k->n++ > 0) {
         b->xs[k->rstep].next = i;
-        x->wait[i]++;
+        b->w0[i]++;
     }
     k->rstep = i;
     return HERD_OK;
@@ -246,7 +251,7 @@ static herd_status_t build_pass(sim_exec_t *x, xbuild_t *b,
         const core_step_t *st = &s->steps[i];
         if (st->ndeps >= XW_COUNT)
             return HERD_ERR_OVERFLOW;
-        x->wait[i] = st->ndeps | ((uint32_t)st->kind << XW_KIND_SHIFT);
+        b->w0[i] = st->ndeps | ((uint32_t)st->kind << XW_KIND_SHIFT);
         b->cnt[i] = (uint32_t)st->count;
         wide |= st->count > UINT32_MAX;
         /* dependencies point back, so xs[i] is complete here */
@@ -285,21 +290,58 @@ static void build_lists(sim_exec_t *x, xbuild_t *b)
     }
 }
 
+/* Steps ready at the start (waiting for nothing), in reverse order:
+ * the work list is a stack, so they start in schedule order. */
+static void build_ready(xbuild_t *b, uint32_t nsteps)
+{
+    b->nready = 0;
+    for (uint32_t i = nsteps; i-- > 0;)
+        if ((b->w0[i] & XW_COUNT) == 0)
+            b->ready[b->nready++] = i;
+}
+
+/* The member's wait words, from the shared initial ones `w0`: a column
+ * of the instance's interleaved pool when w0 is the pool's template (the
+ * pool is filled for every member at once, row by row), else its own. */
+static herd_status_t wait_words(sim_exec_t *x, const uint32_t *w0)
+{
+    sim_inst_t *inst = x->inst;
+    size_t n = x->nsteps, p = (size_t)inst->p;
+    if (!inst->wpool && n > 0 && p > 1) {
+        inst->wpool = big_alloc(n * p, sizeof(uint32_t), 0);
+        inst->wpool_tmpl = w0;
+        for (size_t i = 0; inst->wpool && i < n; i++)
+            for (size_t m = 0; m < p; m++)
+                inst->wpool[i * p + m] = w0[i];
+    }
+    if (inst->wpool && inst->wpool_tmpl == w0) {
+        x->wait = inst->wpool + x->member;
+        x->ws = (uint32_t)p;
+        return HERD_OK;
+    }
+    x->wait = big_alloc(n + 1, sizeof(uint32_t), 0);
+    if (!x->wait)
+        return HERD_ERR_NO_MEMORY;
+    memcpy(x->wait, w0, n * sizeof(uint32_t));
+    x->ws = 1;
+    return HERD_OK;
+}
+
 /* Copies what the executor needs from the schedule. */
 static herd_status_t build_steps(sim_exec_t *x, xbuild_t *b,
                                  const core_sched_t *s)
 {
-    x->wait = big_alloc((size_t)s->nsteps + 1, sizeof(uint32_t), 0);
     sim_pcmap_t *send = calloc(1, sizeof(*send));
-    herd_status_t st =
-        x->wait && send ? build_pass(x, b, s, send) : HERD_ERR_NO_MEMORY;
+    herd_status_t st = send ? build_pass(x, b, s, send) : HERD_ERR_NO_MEMORY;
     if (send)
         sim_htab_fini(&send->h);
     free(send);
     if (st == HERD_OK)
         st = build_rdeps(b, s);
-    if (st == HERD_OK)
+    if (st == HERD_OK) {
         build_lists(x, b);
+        build_ready(b, x->nsteps);
+    }
     return st;
 }
 
@@ -348,7 +390,7 @@ static herd_status_t share(sim_inst_t *inst, const void *data, size_t len,
 static herd_status_t share_all(sim_exec_t *x, xbuild_t *b)
 {
     size_t n = x->nsteps;
-    const void *xs, *rd, *list, *cnt;
+    const void *xs, *rd, *list, *cnt, *w0, *ready;
     herd_status_t st = share(x->inst, b->xs, n * sizeof(*b->xs), &xs);
     if (st == HERD_OK)
         st = share(x->inst, b->rdeps, b->nrdeps * sizeof(uint32_t), &rd);
@@ -356,17 +398,25 @@ static herd_status_t share_all(sim_exec_t *x, xbuild_t *b)
         st = share(x->inst, b->list, n * sizeof(uint32_t), &list);
     if (st == HERD_OK)
         st = share(x->inst, b->cnt, n * sizeof(uint32_t), &cnt);
+    if (st == HERD_OK)
+        st = share(x->inst, b->w0, n * sizeof(uint32_t), &w0);
+    if (st == HERD_OK)
+        st = share(x->inst, b->ready, b->nready * sizeof(uint32_t), &ready);
     if (st != HERD_OK)
         return st;
+    x->ready = ready;
+    x->nready = (uint32_t)b->nready;
     x->xs = xs;
     x->rdeps = rd;
     x->list = list;
     x->cnt = cnt;
-    return HERD_OK;
+    return wait_words(x, w0);
 }
 
 void sim_exec_blobs_free(sim_inst_t *inst)
 {
+    free(inst->wpool);
+    inst->wpool = NULL;
     for (sim_blob_t *b = inst->blobs, *n; b; b = n) {
         n = b->next;
         free(b->data);

@@ -80,12 +80,13 @@ typedef struct sim_pcmap {
 /* Fields used per event first: one cache line. */
 struct sim_exec {
     const sim_xstep_t *xs; /* shared */
-    uint32_t *wait;        /* this member's wait words */
+    uint32_t *wait;        /* this member's wait words, `ws` apart */
     const uint32_t *cnt;   /* counts in elements (shared when equal) */
     sim_xconn_t *conns;
     sim_world_t *w;
     sim_inst_t *inst;
     const uint32_t *rdeps; /* shared */
+    uint32_t ws;           /* 1, or p in the instance's interleaved pool */
     int world_rank;
     uint32_t nleft;
     int member;
@@ -96,10 +97,13 @@ struct sim_exec {
     sim_req_t *req;
     uint32_t nsteps;
     uint32_t nconns;
-    const uint32_t *list; /* shared: steps of every connection, by
-                             connection */
-    sim_pcmap_t rconn;    /* (peer, channel) -> receive connection + 1 */
-    core_sched_t s;       /* kept with real buffers only */
+    const uint32_t *list;  /* shared: steps of every connection, by
+                              connection */
+    const uint32_t *ready; /* shared: steps ready at the start, last
+                              first */
+    uint32_t nready;
+    sim_pcmap_t rconn; /* (peer, channel) -> receive connection + 1 */
+    core_sched_t s;    /* kept with real buffers only */
     uint8_t *buf[3];
     uint64_t buflen[3];
     void **payload;
@@ -119,6 +123,16 @@ static inline uint32_t xw_state(uint32_t w)
 static inline void xw_set_state(uint32_t *w, uint32_t st)
 {
     *w = (*w & ~(3u << XW_STATE_SHIFT)) | (st << XW_STATE_SHIFT);
+}
+
+/* Wait words: members of a collective run in step, and the events of one
+ * instant touch every member's word for the same step one after another,
+ * so members whose schedules have equal lengths keep them interleaved
+ * (step-major) in one pool of the instance: one cache line serves 16
+ * members instead of one. */
+static inline uint32_t *xw(const sim_exec_t *x, uint32_t step)
+{
+    return &x->wait[(size_t)step * x->ws];
 }
 
 static inline uint64_t xs_count(const sim_exec_t *x, uint32_t step)

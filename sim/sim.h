@@ -316,10 +316,12 @@ struct sim_inst {
     uint32_t inflight; /* flows that still reference it */
     int timeout_queued, in_table;
     sim_inst_t *next_all, *prev_all;
-    sim_nccl_plan_t nccl;   /* algorithm "nccl": NCCL's choice and protocol
-                               effects (sim/nccl_model.c); zero otherwise */
-    struct sim_blob *blobs; /* schedule arrays its members share
-                               (sim/exec_build.c) */
+    sim_nccl_plan_t nccl;       /* algorithm "nccl": NCCL's choice and protocol
+                                   effects (sim/nccl_model.c); zero otherwise */
+    struct sim_blob *blobs;     /* schedule arrays its members share
+                                   (sim/exec_build.c) */
+    uint32_t *wpool;            /* members' wait words, interleaved */
+    const uint32_t *wpool_tmpl; /* the initial words it was filled from */
 };
 
 int sim_inst_world_rank(const sim_inst_t *inst, int member);
