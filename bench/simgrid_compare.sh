@@ -74,15 +74,15 @@ sg_cmd() {
         --inter-bw "${inter_gbs}e9" --inter-lat "${inter_us}e-6" --mode "$3"
 }
 
-# measure NAME CMD: RUNS runs; sets pred (ms) wall user rss (MiB) or
-# timed_out=1. Predicted time: herd perf's time column (us), SimGrid's
+# measure NAME LIMIT CMD: RUNS runs; sets pred (ms) wall user rss (MiB)
+# or timed_out=1. Predicted time: herd perf's time column (us), SimGrid's
 # predicted_ms.
 measure() {
-    local name=$1; shift
+    local name=$1 lim=$2; shift 2
     local f=$tmp/$name i
     : >"$f.time"; : >"$f.pred"; timed_out=0
     for ((i = 0; i < runs; i++)); do
-        if ! run_timed "$f" timeout "$limit" "$@"; then
+        if ! run_timed "$f" timeout "$lim" "$@"; then
             if grep -q "Command exited with non-zero status 124" "$f.time"; then
                 timed_out=1; return
             fi
@@ -114,12 +114,12 @@ printf "%-12s %-6s %12s %12s %8s %9s %9s %8s %9s %9s %8s %8s %8s\n" \
 for spec in "$@"; do
     nodes=${spec%x*} gpn=${spec#*x}
     # shellcheck disable=SC2046
-    measure herd $(herd_cmd "$nodes" "$gpn")
+    measure herd 0 $(herd_cmd "$nodes" "$gpn") # no limit for herd
     h_pred=$pred h_wall=$wall h_user=$user h_rss=$rss
     for mode in ${modes//,/ }; do
         label="$((nodes * gpn)) ($spec)"
         # shellcheck disable=SC2046
-        measure "sg_$mode" $(sg_cmd "$nodes" "$gpn" "$mode")
+        measure "sg_$mode" "$limit" $(sg_cmd "$nodes" "$gpn" "$mode")
         if [ "$timed_out" = 1 ]; then
             printf "%-12s %-6s %12.3f %12s %8s %9.2f %9s %8s %9.2f %9s %8s %8.0f %8s\n" \
                 "$label" "$mode" "$h_pred" "-" "-" "$h_wall" ">$limit" "-" "$h_user" "-" "-" "$h_rss" "-"
