@@ -216,11 +216,14 @@ static void act(tcp_op_t *op, uint32_t s)
     }
 }
 
-static void op_record(tcp_op_t *op)
+/* Shared by the op's own record and the progress loop's wait records, so
+ * both describe the op identically in the timeline. */
+void tcp_op_timeline(tcp_op_t *op, herd_tl_kind_t kind, uint64_t bytes,
+                     uint64_t t0, uint64_t t1)
 {
     herd_comm_t *c = &op->comm->base;
     herd_tl_rec_t r = {
-        .kind = HERD_TL_COLL,
+        .kind = kind,
         .rank = c->world_rank,
         .node = op->w->local_size > 0 ? c->world_rank / op->w->local_size : 0,
         .group = c->group_id,
@@ -230,14 +233,23 @@ static void op_record(tcp_op_t *op)
         .dtype = op->args.dtype,
         .op = op->args.op,
         .count = op->args.count,
-        .bytes = core_coll_send_count(op->args.coll, op->args.count, c->size) *
-                 op->esize,
+        .bytes = bytes,
         .peer = op->args.root,
-        .start_ns = op->t_post,
-        .end_ns = op->t_end,
+        .start_ns = t0,
+        .end_ns = t1,
         .label = op->label[0] ? op->label : NULL,
         .status = op->status};
     core_comm_timeline(c, &r);
+}
+
+static void op_record(tcp_op_t *op)
+{
+    const herd_comm_t *c = &op->comm->base;
+    tcp_op_timeline(
+        op, HERD_TL_COLL,
+        core_coll_send_count(op->args.coll, op->args.count, c->size) *
+            op->esize,
+        op->t_post, op->t_end);
 }
 
 static void op_unlink(tcp_op_t *op)

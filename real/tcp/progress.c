@@ -157,28 +157,6 @@ static void op_timeout(tcp_op_t *op)
         tcp_flight_dump(w, dir);
 }
 
-static void record_wait(tcp_op_t *op, uint64_t t0, uint64_t t1)
-{
-    herd_comm_t *c = &op->comm->base;
-    herd_tl_rec_t r = {
-        .kind = HERD_TL_WAIT,
-        .rank = c->world_rank,
-        .node = op->w->local_size > 0 ? c->world_rank / op->w->local_size : 0,
-        .group = c->group_id,
-        .seq = op->args.seq,
-        .coll = op->args.coll,
-        .algo = op->sched.desc.algo,
-        .dtype = op->args.dtype,
-        .op = op->args.op,
-        .count = op->args.count,
-        .peer = op->args.root,
-        .start_ns = t0,
-        .end_ns = t1,
-        .label = op->label[0] ? op->label : NULL,
-        .status = op->status};
-    core_comm_timeline(c, &r);
-}
-
 static void spin(tcp_op_t *op)
 {
     tcp_world_t *w = op->w;
@@ -214,7 +192,7 @@ herd_status_t tcp_op_wait(tcp_op_t *op)
         tcp_progress(w, left_us > 100000 ? 100000 : (int)left_us);
     }
     if (waited)
-        record_wait(op, t0, tcp_now_ns());
+        tcp_op_timeline(op, HERD_TL_WAIT, 0, t0, tcp_now_ns());
     if (op->status != HERD_OK)
         core_comm_error(&op->comm->base, op->status, "%s", op->err);
     return op->status;

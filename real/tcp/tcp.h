@@ -293,6 +293,8 @@ int tcp_op_rx_start(tcp_op_t *op, uint32_t step, tcp_rxstate_t *s);
 void tcp_op_rx_reduce(tcp_rxstate_t *s, size_t n);
 void tcp_op_fail(tcp_op_t *op, herd_status_t st, const char *msg);
 void tcp_op_free(tcp_op_t *op);
+void tcp_op_timeline(tcp_op_t *op, herd_tl_kind_t kind, uint64_t bytes,
+                     uint64_t t0, uint64_t t1);
 
 /* progress.c: waiting, timeouts, failures */
 herd_status_t tcp_progress(tcp_world_t *w, int block_us);
