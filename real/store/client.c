@@ -81,6 +81,18 @@ static herd_status_t wait_fd(int fd, short ev, double deadline)
     }
 }
 
+/* After a non-blocking send/recv that moved nothing: retry at once on
+ * EINTR, wait for readiness on EAGAIN, otherwise the link is gone. Shared
+ * by send_all and recv_all so both treat errors alike. */
+static herd_status_t io_again(int fd, short ev, double deadline)
+{
+    if (errno == EINTR)
+        return HERD_OK;
+    if (errno != EAGAIN && errno != EWOULDBLOCK)
+        return HERD_ERR_CLOSED;
+    return wait_fd(fd, ev, deadline);
+}
+
 static herd_status_t send_all(int fd, const void *buf, size_t n,
                               double deadline)
 {
@@ -92,11 +104,7 @@ static herd_status_t send_all(int fd, const void *buf, size_t n,
             n -= (size_t)k;
             continue;
         }
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return HERD_ERR_CLOSED;
-        herd_status_t st = wait_fd(fd, POLLOUT, deadline);
+        herd_status_t st = io_again(fd, POLLOUT, deadline);
         if (st != HERD_OK)
             return st;
     }
@@ -115,11 +123,7 @@ static herd_status_t recv_all(int fd, void *buf, size_t n, double deadline)
         }
         if (k == 0)
             return HERD_ERR_CLOSED;
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return HERD_ERR_CLOSED;
-        herd_status_t st = wait_fd(fd, POLLIN, deadline);
+        herd_status_t st = io_again(fd, POLLIN, deadline);
         if (st != HERD_OK)
             return st;
     }
