@@ -93,23 +93,14 @@ herd_status_t trace_parse_bytes(const char *s, uint64_t *out)
 
 herd_status_t trace_parse_bandwidth(const char *s, double *bytes_per_s)
 {
-    /* A bandwidth needs its unit: "400" alone is ambiguous (bits?). */
-    double v;
-    herd_status_t st = units_parse(s, units_bw, &v);
-    if (st)
-        return st;
-    *bytes_per_s = v;
-    return HERD_OK;
+    /* A bandwidth needs its unit: "400" alone is ambiguous (bits?).
+     * units_parse sets the output only on success, as the API promises. */
+    return units_parse(s, units_bw, bytes_per_s);
 }
 
 herd_status_t trace_parse_time(const char *s, double *seconds)
 {
-    double v;
-    herd_status_t st = units_parse(s, units_time, &v);
-    if (st)
-        return st;
-    *seconds = v;
-    return HERD_OK;
+    return units_parse(s, units_time, seconds);
 }
 
 void trace_format_bytes(uint64_t bytes, char *buf, unsigned len)
