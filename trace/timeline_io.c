@@ -159,15 +159,26 @@ static herd_status_t tlio_close(const char *path, FILE *f, int rc, char *err,
     return HERD_OK;
 }
 
-herd_status_t trace_timeline_write_chrome(const trace_timeline_t *tl,
-                                          const char *path, char *err,
-                                          size_t errlen)
+/* Open, write with `emit`, close: both output formats report open and
+ * write failures the same way. */
+typedef int (*tlio_writer_cb)(const trace_timeline_t *tl, FILE *f);
+
+static herd_status_t tlio_write_file(const trace_timeline_t *tl,
+                                     const char *path, tlio_writer_cb emit,
+                                     char *err, size_t errlen)
 {
     FILE *f;
     herd_status_t st = tlio_open(path, &f, err, errlen);
     if (st)
         return st;
-    return tlio_close(path, f, tlio_write_chrome(tl, f), err, errlen);
+    return tlio_close(path, f, emit(tl, f), err, errlen);
+}
+
+herd_status_t trace_timeline_write_chrome(const trace_timeline_t *tl,
+                                          const char *path, char *err,
+                                          size_t errlen)
+{
+    return tlio_write_file(tl, path, tlio_write_chrome, err, errlen);
 }
 
 /* A label as one TSV field: tabs and newlines would split the row. */
@@ -223,11 +234,7 @@ herd_status_t trace_timeline_write_tsv(const trace_timeline_t *tl,
                                        const char *path, char *err,
                                        size_t errlen)
 {
-    FILE *f;
-    herd_status_t st = tlio_open(path, &f, err, errlen);
-    if (st)
-        return st;
-    return tlio_close(path, f, tlio_write_tsv(tl, f), err, errlen);
+    return tlio_write_file(tl, path, tlio_write_tsv, err, errlen);
 }
 
 /* Reading: one event back into a record; 0 = not a herd op (skipped). */
