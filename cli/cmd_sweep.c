@@ -230,13 +230,13 @@ static int run_ddp_workload(trace_scenario_t *sc, sweep_row_t *row)
     return rc;
 }
 
-static void run_one(const sweep_args_t *a, int c, sweep_row_t *row)
+/* The --set list of combination c: the fixed sets, then key=value for
+ * each axis (written into buf). Shared by planning and running so both
+ * load exactly the same scenario. Returns the number of sets. */
+static int combo_sets(const sweep_args_t *a, int c, char **sets,
+                      char buf[][1024])
 {
-    char *sets[SWEEP_MAX_SETS + SWEEP_MAX_AXES];
-    char buf[SWEEP_MAX_AXES][1024];
     int n = 0;
-    double t0 = now_s();
-    memset(row, 0, sizeof(*row));
     for (int i = 0; i < a->nfixed; i++)
         sets[n++] = a->fixed[i];
     for (int ax = 0; ax < a->naxes; ax++) {
@@ -244,6 +244,16 @@ static void run_one(const sweep_args_t *a, int c, sweep_row_t *row)
                  a->axes[ax].vals[value_of(a, c, ax)]);
         sets[n++] = buf[ax];
     }
+    return n;
+}
+
+static void run_one(const sweep_args_t *a, int c, sweep_row_t *row)
+{
+    char *sets[SWEEP_MAX_SETS + SWEEP_MAX_AXES];
+    char buf[SWEEP_MAX_AXES][1024];
+    double t0 = now_s();
+    memset(row, 0, sizeof(*row));
+    int n = combo_sets(a, c, sets, buf);
     trace_scenario_t *sc = NULL;
     row->rc = cli_ddp_load_scenario("sweep", a->scenario, sets, n, &sc);
     if (!row->rc)
@@ -307,17 +317,11 @@ static uint64_t layout_print(uint64_t h, const ddp_buckets_t *bs)
 static void plan_one(const sweep_args_t *a, int c, plan_t *p)
 {
     char *sets[SWEEP_MAX_SETS + SWEEP_MAX_AXES], buf[SWEEP_MAX_AXES][1024];
-    int n = 0;
+    int n = combo_sets(a, c, sets, buf);
     uint64_t h = 0xcbf29ce484222325ULL;
-    for (int i = 0; i < a->nfixed; i++)
-        sets[n++] = a->fixed[i];
-    for (int ax = 0; ax < a->naxes; ax++) {
-        snprintf(buf[ax], sizeof(buf[ax]), "%s=%s", a->axes[ax].key,
-                 a->axes[ax].vals[value_of(a, c, ax)]);
-        sets[n++] = buf[ax];
+    for (int ax = 0; ax < a->naxes; ax++)
         if (strcmp(a->axes[ax].key, "ddp.bucket_cap_mb"))
             h = fnv(h, buf[ax], strlen(buf[ax]) + 1);
-    }
     trace_scenario_t *sc = NULL;
     ddp_job_t *job = NULL;
     p->same_as = -1;
