@@ -168,35 +168,39 @@ static int trace_cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Copy `ranks` into the pool and append their span to the span array
+ * `*spans` of `count` entries (the caller counts it). Rank sets and groups
+ * are both such arrays. */
+static herd_status_t trace_span_append(trace_t *t, trace_span_t **spans,
+                                       uint32_t count, const int32_t *ranks,
+                                       uint32_t n)
+{
+    trace_span_t *p = realloc(*spans, (count + 1) * sizeof(*p));
+    if (!p)
+        return HERD_ERR_NO_MEMORY;
+    *spans = p;
+    return trace_pool_add(t, ranks, n, &p[count]);
+}
+
 herd_status_t trace_add_rankset(trace_t *t, const int32_t *ranks, uint32_t n,
                                 uint32_t *idx_out)
 {
-    trace_span_t *p =
-        realloc(t->ranksets, (t->nranksets + 1) * sizeof(*t->ranksets));
-    if (!p)
-        return HERD_ERR_NO_MEMORY;
-    t->ranksets = p;
-    trace_span_t span;
-    herd_status_t st = trace_pool_add(t, ranks, n, &span);
+    herd_status_t st =
+        trace_span_append(t, &t->ranksets, t->nranksets, ranks, n);
     if (st)
         return st;
-    qsort(t->rank_pool + span.off, n, sizeof(int32_t), trace_cmp_int);
-    t->ranksets[t->nranksets] = span;
+    qsort(t->rank_pool + t->ranksets[t->nranksets].off, n, sizeof(int32_t),
+          trace_cmp_int);
     *idx_out = t->nranksets++;
     return HERD_OK;
 }
 
 herd_status_t trace_add_group(trace_t *t, const int32_t *ranks, uint32_t n)
 {
-    trace_span_t *p = realloc(t->groups, (t->ngroups + 1) * sizeof(*p));
-    if (!p)
-        return HERD_ERR_NO_MEMORY;
-    t->groups = p;
-    trace_span_t span;
-    herd_status_t st = trace_pool_add(t, ranks, n, &span);
+    herd_status_t st = trace_span_append(t, &t->groups, t->ngroups, ranks, n);
     if (st)
         return st;
-    t->groups[t->ngroups++] = span;
+    t->ngroups++;
     return HERD_OK;
 }
 
