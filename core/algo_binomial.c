@@ -53,19 +53,8 @@ static void bino_msg(bino_t *b, core_step_kind_t kind, int peer, core_buf_t sb,
                      uint64_t so, core_buf_t db, uint64_t dof, uint64_t len,
                      const core_wlog_t *rd, core_wlog_t *wr)
 {
-    core_alg_t *a = b->a;
-    uint64_t np = core_alg_npieces(a, len);
-    for (uint64_t i = 0; i < np; i++) {
-        int ch;
-        uint64_t off, pl = core_alg_piece(a, len, i, &ch, &off);
-        int nd =
-            rd ? core_wlog_deps(a, rd, so + off, pl, &b->deps, &b->deps_cap)
-               : 0;
-        int64_t st = core_alg_step(a, kind, peer, ch, sb, so + off, db,
-                                   dof + off, pl, b->deps, nd);
-        if (wr)
-            core_wlog_add(a, wr, dof + off, pl, st);
-    }
+    core_wlog_msg(b->a, kind, peer, sb, so, db, dof, len, rd, wr, &b->deps,
+                  &b->deps_cap);
 }
 
 /* Transfer of relative blocks [u0, u1) between node `self_v` and `peer`,

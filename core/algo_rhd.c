@@ -57,19 +57,8 @@ static void rhd_msg(rhd_t *h, core_step_kind_t kind, int peer, core_buf_t sb,
                     core_buf_t db, uint64_t off, uint64_t len,
                     const core_wlog_t *rd, core_wlog_t *wr)
 {
-    core_alg_t *a = h->a;
-    uint64_t np = core_alg_npieces(a, len);
-    for (uint64_t i = 0; i < np; i++) {
-        int ch;
-        uint64_t po, pl = core_alg_piece(a, len, i, &ch, &po);
-        int nd =
-            rd ? core_wlog_deps(a, rd, off + po, pl, &h->deps, &h->deps_cap)
-               : 0;
-        int64_t st = core_alg_step(a, kind, peer, ch, sb, off + po, db,
-                                   off + po, pl, h->deps, nd);
-        if (wr)
-            core_wlog_add(a, wr, off + po, pl, st);
-    }
+    core_wlog_msg(h->a, kind, peer, sb, off, db, off, len, rd, wr, &h->deps,
+                  &h->deps_cap);
 }
 
 /* Recursive halving: afterwards this rank owns block nr, reduced. */

@@ -360,3 +360,20 @@ void core_wlog_free(core_wlog_t *w)
     free(w->step);
     memset(w, 0, sizeof(*w));
 }
+
+void core_wlog_msg(core_alg_t *a, core_step_kind_t kind, int peer,
+                   core_buf_t sb, uint64_t so, core_buf_t db, uint64_t dof,
+                   uint64_t len, const core_wlog_t *rd, core_wlog_t *wr,
+                   int64_t **deps, uint64_t *cap)
+{
+    uint64_t np = core_alg_npieces(a, len);
+    for (uint64_t i = 0; i < np; i++) {
+        int ch;
+        uint64_t off, pl = core_alg_piece(a, len, i, &ch, &off);
+        int nd = rd ? core_wlog_deps(a, rd, so + off, pl, deps, cap) : 0;
+        int64_t st = core_alg_step(a, kind, peer, ch, sb, so + off, db,
+                                   dof + off, pl, *deps, nd);
+        if (wr)
+            core_wlog_add(a, wr, dof + off, pl, st);
+    }
+}

@@ -78,6 +78,15 @@ void core_wlog_add(core_alg_t *a, core_wlog_t *w, uint64_t off, uint64_t len,
 /* Writers overlapping [off, off+len): fills deps (grown as needed). */
 int core_wlog_deps(core_alg_t *a, const core_wlog_t *w, uint64_t off,
                    uint64_t len, int64_t **deps, uint64_t *cap);
+/* One contiguous message of `len` elements cut into pieces
+ * (core_alg_piece): each piece depends on the writers in `rd` of its source
+ * range and is logged in `wr` as the writer of its destination range (either
+ * may be NULL). deps/cap is the caller's scratch for dependency lists.
+ * Shared by the binomial and rhd builders. */
+void core_wlog_msg(core_alg_t *a, core_step_kind_t kind, int peer,
+                   core_buf_t sb, uint64_t so, core_buf_t db, uint64_t dof,
+                   uint64_t len, const core_wlog_t *rd, core_wlog_t *wr,
+                   int64_t **deps, uint64_t *cap);
 void core_wlog_clear(core_wlog_t *w);
 void core_wlog_free(core_wlog_t *w);
 
