@@ -145,16 +145,25 @@ static herd_status_t file_append(store_file_t *f, uint8_t type, const char *key,
     return st == HERD_OK ? file_sync(f) : st;
 }
 
+/* Lock (LOCK_SH or LOCK_EX) and bring the table up to date, as every
+ * operation starts; on failure nothing is left locked. */
+static herd_status_t file_begin(store_file_t *f, int how)
+{
+    herd_status_t st = file_lock(f, how);
+    if (st == HERD_OK && (st = file_sync(f)) != HERD_OK)
+        file_unlock(f);
+    return st;
+}
+
 /* ---- operations ------------------------------------------------------- */
 
 herd_status_t store_file_set(store_file_t *f, const char *key, const void *val,
                              size_t len)
 {
-    herd_status_t st = file_lock(f, LOCK_EX);
+    herd_status_t st = file_begin(f, LOCK_EX);
     if (st != HERD_OK)
         return st;
-    if ((st = file_sync(f)) == HERD_OK)
-        st = file_append(f, FILE_REC_SET, key, val, len);
+    st = file_append(f, FILE_REC_SET, key, val, len);
     file_unlock(f);
     return st;
 }
@@ -162,12 +171,11 @@ herd_status_t store_file_set(store_file_t *f, const char *key, const void *val,
 herd_status_t store_file_add(store_file_t *f, const char *key, int64_t delta,
                              int64_t *value_out)
 {
-    herd_status_t st = file_lock(f, LOCK_EX);
+    herd_status_t st = file_begin(f, LOCK_EX);
     if (st != HERD_OK)
         return st;
     int64_t v = 0;
-    if ((st = file_sync(f)) == HERD_OK &&
-        (st = store_map_add(f->map, key, strlen(key), delta, &v)) == HERD_OK) {
+    if ((st = store_map_add(f->map, key, strlen(key), delta, &v)) == HERD_OK) {
         store_entry_t *e = store_map_get(f->map, key, strlen(key));
         st = file_append(f, FILE_REC_SET, key, e->val, e->vlen);
     }
@@ -181,15 +189,14 @@ herd_status_t store_file_cas(store_file_t *f, const char *key, const void *exp,
                              size_t elen, const void *des, size_t dlen,
                              void **cur_out, size_t *curlen_out)
 {
-    herd_status_t st = file_lock(f, LOCK_EX);
+    herd_status_t st = file_begin(f, LOCK_EX);
     if (st != HERD_OK)
         return st;
     const void *cur = NULL;
     size_t cl = 0;
     void *copy = NULL;
-    if ((st = file_sync(f)) == HERD_OK)
-        st = store_map_cas(f->map, key, strlen(key), exp, elen, des, dlen, &cur,
-                           &cl);
+    st = store_map_cas(f->map, key, strlen(key), exp, elen, des, dlen, &cur,
+                       &cl);
     if (st == HERD_OK && !(copy = store_dup_bytes(cur, cl)))
         st = HERD_ERR_NO_MEMORY;
     store_entry_t *e = store_map_get(f->map, key, strlen(key));
@@ -217,13 +224,12 @@ static int all_exist(store_file_t *f, const char *const *keys, int n)
 herd_status_t store_file_check(store_file_t *f, const char *const *keys, int n,
                                int *all_out)
 {
-    herd_status_t st = file_lock(f, LOCK_SH);
+    herd_status_t st = file_begin(f, LOCK_SH);
     if (st != HERD_OK)
         return st;
-    if ((st = file_sync(f)) == HERD_OK)
-        *all_out = all_exist(f, keys, n);
+    *all_out = all_exist(f, keys, n);
     file_unlock(f);
-    return st;
+    return HERD_OK;
 }
 
 static double mono_s(void)
@@ -262,12 +268,11 @@ herd_status_t store_file_get(store_file_t *f, const char *key, double timeout_s,
     if (st != HERD_OK)
         return st;
     /* The key may have been deleted since: then wait again, briefly. */
-    if ((st = file_lock(f, LOCK_SH)) != HERD_OK)
+    if ((st = file_begin(f, LOCK_SH)) != HERD_OK)
         return st;
     store_entry_t *e = NULL;
     void *copy = NULL;
-    if ((st = file_sync(f)) == HERD_OK &&
-        (e = store_map_get(f->map, key, strlen(key))) != NULL &&
+    if ((e = store_map_get(f->map, key, strlen(key))) != NULL &&
         !(copy = store_dup_bytes(e->val, e->vlen)))
         st = HERD_ERR_NO_MEMORY;
     file_unlock(f);
@@ -283,12 +288,11 @@ herd_status_t store_file_get(store_file_t *f, const char *key, double timeout_s,
 herd_status_t store_file_delete(store_file_t *f, const char *key,
                                 int *deleted_out)
 {
-    herd_status_t st = file_lock(f, LOCK_EX);
+    herd_status_t st = file_begin(f, LOCK_EX);
     if (st != HERD_OK)
         return st;
     int had = 0;
-    if ((st = file_sync(f)) == HERD_OK &&
-        (had = store_map_get(f->map, key, strlen(key)) != NULL))
+    if ((had = store_map_get(f->map, key, strlen(key)) != NULL))
         st = file_append(f, FILE_REC_DEL, key, "", 0);
     file_unlock(f);
     if (st == HERD_OK)
@@ -298,11 +302,10 @@ herd_status_t store_file_delete(store_file_t *f, const char *key,
 
 herd_status_t store_file_num_keys(store_file_t *f, int64_t *n_out)
 {
-    herd_status_t st = file_lock(f, LOCK_SH);
+    herd_status_t st = file_begin(f, LOCK_SH);
     if (st != HERD_OK)
         return st;
-    if ((st = file_sync(f)) == HERD_OK)
-        *n_out = (int64_t)store_map_count(f->map);
+    *n_out = (int64_t)store_map_count(f->map);
     file_unlock(f);
-    return st;
+    return HERD_OK;
 }
