@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "real/store/map.h"
 #include "real/store/proto.h"
 #include "real/store/store.h"
 #include "real/store/store_int.h"
@@ -39,17 +40,6 @@ struct store_client {
     uint8_t *rbuf;
     size_t rcap;
 };
-
-void *store_dup_bytes(const void *p, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        if (n)
-            memcpy(d, p, n);
-        d[n] = '\0';
-    }
-    return d;
-}
 
 static double now_s(void)
 {

@@ -93,7 +93,7 @@ static void map_grow(store_map_t *m)
     m->nslots = n;
 }
 
-static void *dup_bytes(const void *p, size_t n)
+void *store_dup_bytes(const void *p, size_t n)
 {
     char *d = malloc(n + 1);
     if (d) {
@@ -107,7 +107,7 @@ static void *dup_bytes(const void *p, size_t n)
 herd_status_t store_map_put(store_map_t *m, const void *key, size_t klen,
                             const void *val, size_t vlen)
 {
-    void *v = dup_bytes(val, vlen);
+    void *v = store_dup_bytes(val, vlen);
     if (!v)
         return HERD_ERR_NO_MEMORY;
     store_entry_t **pp = map_find(m, key, klen);
@@ -118,7 +118,7 @@ herd_status_t store_map_put(store_map_t *m, const void *key, size_t klen,
         return HERD_OK;
     }
     store_entry_t *e = calloc(1, sizeof(*e));
-    char *k = dup_bytes(key, klen);
+    char *k = store_dup_bytes(key, klen);
     if (!e || !k) {
         free(e);
         free(k);

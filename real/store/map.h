@@ -43,4 +43,8 @@ herd_status_t store_map_cas(store_map_t *m, const void *key, size_t klen,
                             size_t dlen, const void **cur_out,
                             size_t *curlen_out);
 
+/* A malloc'd, NUL-terminated copy of n bytes (how the table keeps keys
+ * and values; the client and file store copy values out the same way). */
+void *store_dup_bytes(const void *p, size_t n);
+
 #endif

@@ -35,7 +35,4 @@ herd_status_t store_file_num_keys(store_file_t *f, int64_t *n_out);
 /* The client's default timeout (seconds). */
 double store_client_timeout(const store_client_t *c);
 
-/* A malloc'd, NUL-terminated copy of n bytes. */
-void *store_dup_bytes(const void *p, size_t n);
-
 #endif
