@@ -97,6 +97,7 @@ int core_sched_supports(herd_algo_t algo, herd_coll_t coll)
         return coll == HERD_COLL_BROADCAST || coll == HERD_COLL_REDUCE ||
                coll == HERD_COLL_GATHER || coll == HERD_COLL_SCATTER;
     case HERD_ALGO_HIER:
+    case HERD_ALGO_RD:
         return coll == HERD_COLL_ALL_REDUCE;
     default:
         return 0;
@@ -105,12 +106,16 @@ int core_sched_supports(herd_algo_t algo, herd_coll_t coll)
 
 /* Small messages are latency bound: fewer rounds (log p) win; large ones
  * are bandwidth bound: the ring moves the minimum 2(p-1)/p * n per rank.
+ * Tiny all_reduces take recursive doubling (log2 p rounds of n), medium
+ * ones rhd (2 log2 p rounds, 2n in all).
  * `bytes` is the per-rank size of the public call (count * dtype size). */
 herd_algo_t core_sched_pick(herd_coll_t coll, int nranks, uint64_t bytes)
 {
-    const uint64_t small = 64 << 10;
+    const uint64_t small = 64 << 10, tiny = 4 << 10;
     switch (coll) {
     case HERD_COLL_ALL_REDUCE:
+        if (bytes <= tiny)
+            return HERD_ALGO_RD;
         return bytes <= small && nranks > 2 &&
                        core_sched_supports(HERD_ALGO_RHD, coll)
                    ? HERD_ALGO_RHD
@@ -189,6 +194,8 @@ static herd_status_t dispatch(core_alg_t *a)
         return core_algo_rhd(a);
     case HERD_ALGO_HIER:
         return core_algo_hier(a);
+    case HERD_ALGO_RD:
+        return core_algo_rd(a);
     default:
         return HERD_ERR_UNSUPPORTED;
     }

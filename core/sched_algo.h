@@ -113,6 +113,7 @@ herd_status_t core_algo_direct(core_alg_t *a);
 herd_status_t core_algo_tree(core_alg_t *a);
 herd_status_t core_algo_rhd(core_alg_t *a);
 herd_status_t core_algo_hier(core_alg_t *a);
+herd_status_t core_algo_rd(core_alg_t *a);
 herd_status_t core_algo_barrier(core_alg_t *a);
 
 #endif

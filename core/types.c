@@ -52,7 +52,7 @@ static const alias_t coll_aliases[] = {
 static const alias_t algo_aliases[] = {
     {"halving_doubling", HERD_ALGO_RHD}, {"hd", HERD_ALGO_RHD},
     {"pairwise", HERD_ALGO_DIRECT},      {"hierarchical", HERD_ALGO_HIER},
-    {NULL, 0}};
+    {"recursive_doubling", HERD_ALGO_RD}, {NULL, 0}};
 
 #define NAME_OF(table, n, v) ((unsigned)(v) < (n) ? (table)[(v)] : "unknown")
 

@@ -65,6 +65,12 @@ START_TEST(test_every_coll_has_algo)
     ck_assert(!core_sched_supports(HERD_ALGO_NCCL, HERD_COLL_ALL_REDUCE));
     ck_assert(!core_sched_supports(HERD_ALGO_RING, HERD_COLL_ALL_TO_ALL));
     ck_assert_int_eq(core_sched_pick(HERD_COLL_ALL_REDUCE, 64, 1024),
+                     HERD_ALGO_RD);
+    ck_assert_int_eq(core_sched_pick(HERD_COLL_ALL_REDUCE, 2, 4096),
+                     HERD_ALGO_RD);
+    ck_assert_int_eq(core_sched_pick(HERD_COLL_ALL_REDUCE, 64, 4097),
+                     HERD_ALGO_RHD);
+    ck_assert_int_eq(core_sched_pick(HERD_COLL_ALL_REDUCE, 64, 64u << 10),
                      HERD_ALGO_RHD);
     ck_assert_int_eq(core_sched_pick(HERD_COLL_ALL_REDUCE, 64, 64u << 20),
                      HERD_ALGO_RING);
@@ -193,6 +199,53 @@ START_TEST(test_rhd_and_tree_shape)
 }
 END_TEST
 
+/* rd, p = 2: one exchange of the whole vector; the reduce lands in
+ * scratch (OUT may alias IN while IN is being sent) and one local copy
+ * moves it to OUT. p = 4: two exchanges, the second reduces into OUT. */
+START_TEST(test_rd_shape)
+{
+    core_sched_t s = {0};
+    core_sched_desc_t d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_RD, 2, 1, 2);
+    ck_assert_int_eq(core_sched_lower(&d, &s), HERD_OK);
+    ck_assert_uint_eq(s.nsteps, 3);
+    ck_assert_uint_eq(count_kind(&s, CORE_STEP_SEND), 1);
+    ck_assert_uint_eq(count_kind(&s, CORE_STEP_RECV_REDUCE), 1);
+    ck_assert_uint_eq(count_kind(&s, CORE_STEP_COPY), 1);
+    ck_assert_int_eq(s.steps[0].peer, 0);
+    ck_assert_uint_eq(s.steps[0].count, 2);
+    ck_assert_uint_eq(s.steps[1].ndeps, 0); /* not after its own send */
+    ck_assert_uint_eq(s.scratch_count, 2);
+    core_sched_fini(&s);
+    d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_RD, 4, 2, 8);
+    ck_assert_int_eq(core_sched_lower(&d, &s), HERD_OK);
+    ck_assert_uint_eq(s.nsteps, 4);
+    ck_assert_int_eq(s.steps[0].peer, 3);
+    ck_assert_int_eq(s.steps[2].peer, 0);
+    ck_assert_int_eq(s.steps[3].dst_buf, CORE_BUF_OUT);
+    core_sched_fini(&s);
+    /* p = 6: rank 0 is folded into rank 1; rank 1 does 1 + 2 + 1 sends */
+    d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_RD, 6, 0, 6);
+    ck_assert_int_eq(core_sched_lower(&d, &s), HERD_OK);
+    ck_assert_uint_eq(s.nsteps, 2);
+    core_sched_fini(&s);
+    d.rank = 1;
+    d.channels = 2;
+    ck_assert_int_eq(core_sched_lower(&d, &s), HERD_OK);
+    ck_assert_uint_eq(count_kind(&s, CORE_STEP_SEND), 2 * 3);
+    ck_assert_uint_eq(count_kind(&s, CORE_STEP_RECV_REDUCE), 2 * 3);
+    for (uint32_t i = 0; i < s.nsteps; i++)
+        ck_assert_uint_eq(s.steps[i].count, 3);
+    core_sched_fini(&s);
+    /* AUTO picks rd for a tiny all_reduce even at p = 2 */
+    d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_AUTO, 2, 0, 2);
+    ck_assert_int_eq(core_sched_lower(&d, &s), HERD_OK);
+    ck_assert_int_eq(s.desc.algo, HERD_ALGO_RD);
+    core_sched_fini(&s);
+    d = mk(HERD_COLL_BROADCAST, HERD_ALGO_RD, 4, 0, 8);
+    ck_assert_int_eq(core_sched_lower(&d, &s), HERD_ERR_UNSUPPORTED);
+}
+END_TEST
+
 START_TEST(test_print)
 {
     core_sched_t s = {0};
@@ -246,6 +299,7 @@ int main(void)
     tcase_add_test(tc, test_ring_chunks_pipeline);
     tcase_add_test(tc, test_channels);
     tcase_add_test(tc, test_rhd_and_tree_shape);
+    tcase_add_test(tc, test_rd_shape);
     tcase_add_test(tc, test_print);
     tcase_add_test(tc, test_large_group);
     suite_add_tcase(s, tc);

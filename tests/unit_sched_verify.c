@@ -118,6 +118,7 @@ ALGO_TEST(rhd, HERD_ALGO_RHD)
 ALGO_TEST(direct, HERD_ALGO_DIRECT)
 ALGO_TEST(binomial, HERD_ALGO_BINOMIAL)
 ALGO_TEST(hier, HERD_ALGO_HIER)
+ALGO_TEST(rd, HERD_ALGO_RD)
 
 /* hier with a double binary tree across nodes, every node size. */
 START_TEST(test_hier_tree)
@@ -173,6 +174,7 @@ int main(void)
     tcase_add_test(tc, test_direct);
     tcase_add_test(tc, test_binomial);
     tcase_add_test(tc, test_hier);
+    tcase_add_test(tc, test_rd);
     tcase_add_test(tc, test_hier_tree);
     tcase_add_test(tc, test_auto);
     suite_add_tcase(s, tc);

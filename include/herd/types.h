@@ -84,6 +84,7 @@ typedef enum herd_coll {
     X(HERD_ALGO_DIRECT, "direct")                                             \
     X(HERD_ALGO_BINOMIAL, "binomial")                                         \
     X(HERD_ALGO_HIER, "hier")                                                 \
+    X(HERD_ALGO_RD, "rd")                                                     \
     X(HERD_ALGO_NCCL, "nccl")
 
 typedef enum herd_algo {
