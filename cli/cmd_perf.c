@@ -29,7 +29,7 @@ static const char usage[] =
     "                        all_gather, gather, scatter, reduce_scatter,\n"
     "                        all_to_all\n"
     "  --algo A              auto (default), ring, tree, rhd, direct,\n"
-    "                        binomial, hier, nccl (NCCL's own; on sim its\n"
+    "                        binomial, hier, rd, nccl (NCCL's own; on sim its\n"
     "                        model: docs/nccl-model.md)\n"
     "  -b, --minbytes B      smallest size (default 32MiB)\n"
     "  -e, --maxbytes B      largest size (default 32MiB)\n"

@@ -12,7 +12,7 @@ static const char usage[] =
     "usage: herd schedule [options]\n"
     "Print the per-rank schedule (send / recv / recv_reduce / copy steps\n"
     "with their element ranges and dependencies) of one collective.\n\n"
-    "  --algo A            auto, ring, tree, rhd, direct, binomial, hier\n"
+    "  --algo A            auto, ring, tree, rhd, direct, binomial, hier, rd\n"
     "                      (default auto: chosen by size)\n"
     "  --coll C            all_reduce, broadcast, reduce, all_gather, "
     "gather,\n"

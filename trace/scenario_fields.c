@@ -251,7 +251,7 @@ static herd_status_t scn_enum(scn_ctx_t *c, struct fy_node *n,
 
 #define SCN_FORM_ALGO                                                          \
     "an algorithm: auto, ring, tree, rhd, direct, binomial, "                  \
-    "hier or nccl"
+    "hier, rd or nccl"
 #define SCN_FORM_COLL                                                          \
     "a collective: all_reduce, broadcast, reduce, "                            \
     "all_gather, gather, scatter, reduce_scatter, "                            \

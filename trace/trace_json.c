@@ -234,7 +234,7 @@ static herd_status_t tj_coll(tj_ctx_t *c, json_t *o, trace_op_t *op)
                       &redop)) ||
         (st = tj_name(c, o, "algo", tj_algo_parse,
                       "an algorithm (auto, ring, tree, rhd, direct, "
-                      "binomial, hier, nccl)",
+                      "binomial, hier, rd, nccl)",
                       &algo)) ||
         (st = tj_int(c, o, "tag", 0, INT32_MAX, &tag, NULL)) ||
         (st = tj_int(c, o, "group", 0, c->t->ngroups, &group, NULL)))
