@@ -44,6 +44,8 @@ int cli_wants_help(int argc, char **argv, const char *usage);
 int cli_parse_bytes(const char *s, uint64_t *out);
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double *out);
+/* A link rate in bits per second: "400Mbit", "1Gbit", "400Mbps", "1e9". */
+int cli_parse_rate(const char *s, double *bits_per_s);
 
 /* Directory of the gnuplot scripts (source tree or installed). */
 const char *cli_plots_dir(void);

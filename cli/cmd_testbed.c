@@ -21,27 +21,6 @@ static const char usage[] =
     "with RANK, WORLD_SIZE, MASTER_ADDR=" TESTBED_SUBNET ".1 and MASTER_PORT\n"
     "set; --slowdown sets HERD_COMPUTE_SCALE per rank. Needs root.\n";
 
-/* "400Mbit", "1Gbit", "100mbit", "400Mbps", "1e9" -> bits per second. */
-static int parse_rate(const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v >= 0))
-        return -1;
-    static const struct {
-        const char *u;
-        double m;
-    } units[] = {{"", 1},        {"bit", 1},      {"bps", 1},
-                 {"kbit", 1e3},  {"kbps", 1e3},   {"mbit", 1e6},
-                 {"mbps", 1e6},  {"gbit", 1e9},   {"gbps", 1e9}};
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (!strcasecmp(end, units[i].u)) {
-            *out = v * units[i].m;
-            return 0;
-        }
-    return -1;
-}
-
 /* A comma-separated list of `n` values parsed with `fn`. */
 static int parse_list(const char *s, double *vals, int max, int *n,
                       int (*fn)(const char *, double *))
@@ -72,13 +51,13 @@ static int cmd_up(int argc, char **argv)
                                        TESTBED_MAX_HOSTS);
             cfg.hosts = (int)v;
         } else if (!strcmp(argv[i], "--bandwidth") && i + 1 < argc) {
-            if (parse_rate(argv[++i], &rate))
+            if (cli_parse_rate(argv[++i], &rate))
                 return cli_usage_error("testbed",
                                        "bad --bandwidth '%s' (e.g. 400Mbit)",
                                        argv[i]);
         } else if (!strcmp(argv[i], "--rates") && i + 1 < argc) {
             if (parse_list(argv[++i], rates, TESTBED_MAX_HOSTS, &nrates,
-                           parse_rate))
+                           cli_parse_rate))
                 return cli_usage_error("testbed", "bad --rates '%s'", argv[i]);
         } else
             return cli_usage_error("testbed", "unknown option '%s'", argv[i]);

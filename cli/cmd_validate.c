@@ -75,19 +75,9 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
                 return cli_usage_error("validate", "--nproc must be 2..64");
             o->nproc = (int)v;
         } else if (!strcmp(a, "--bandwidth") && more) {
-            uint64_t b;
-            const char *s = argv[++i];
-            double m = strstr(s, "bit") || strstr(s, "bps") ? 1 : 8;
-            char num[64];
-            snprintf(num, sizeof(num), "%.*s", (int)strcspn(s, "GgMmKkb"), s);
-            if (cli_parse_bytes(num, &b) || b == 0)
+            if (cli_parse_rate(argv[++i], &o->rate_bps) || o->rate_bps <= 0)
                 return cli_usage_error("validate", "bad --bandwidth '%s' "
-                                       "(e.g. 400Mbit)", s);
-            o->rate_bps = (double)b * m *
-                          (strchr(s, 'G') || strchr(s, 'g')   ? 1e9
-                           : strchr(s, 'M') || strchr(s, 'm') ? 1e6
-                           : strchr(s, 'K') || strchr(s, 'k') ? 1e3
-                                                              : 1);
+                                       "(e.g. 400Mbit)", argv[i]);
         } else if (!strcmp(a, "--calibrate-bytes") && more) {
             uint64_t b;
             if (cli_parse_bytes(argv[++i], &b) || b < 64)

@@ -89,3 +89,24 @@ const char *cli_plots_dir(void)
         return HERD_PLOTS_DIR;
     return HERD_INSTALLED_PLOTS_DIR;
 }
+
+/* "400Mbit", "1Gbit", "100mbit", "400Mbps", "1e9" -> bits per second. */
+int cli_parse_rate(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0))
+        return -1;
+    static const struct {
+        const char *u;
+        double m;
+    } units[] = {{"", 1},        {"bit", 1},      {"bps", 1},
+                 {"kbit", 1e3},  {"kbps", 1e3},   {"mbit", 1e6},
+                 {"mbps", 1e6},  {"gbit", 1e9},   {"gbps", 1e9}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (!strcasecmp(end, units[i].u)) {
+            *out = v * units[i].m;
+            return 0;
+        }
+    return -1;
+}

@@ -95,8 +95,11 @@ static herd_status_t reap(pid_t *pids, int n, double deadline, int *failed,
             usleep(2000);
             continue;
         }
-        if (pid < 0)
-            return errno == EINTR ? HERD_OK : HERD_ERR_INTERNAL;
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            return HERD_ERR_INTERNAL;
+        }
         int r = rank_of(pids, n, pid);
         if (r < 0)
             continue;
