@@ -85,8 +85,12 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
             snprintf(o->cal_bytes, sizeof(o->cal_bytes), "%s", argv[i]);
         } else if (!strcmp(a, "--colls") && more)
             snprintf(o->colls, sizeof(o->colls), "%s", argv[++i]);
-        else if (!strcmp(a, "--set") && more && o->nsets < V_MAX_SETS)
+        else if (!strcmp(a, "--set") && more) {
+            if (o->nsets == V_MAX_SETS)
+                return cli_usage_error("validate", "at most %d --set options",
+                                       V_MAX_SETS);
             o->sets[o->nsets++] = argv[++i];
+        }
         else if (!strcmp(a, "--timeout") && more) {
             if (cli_parse_double(argv[++i], &o->timeout_s) || o->timeout_s <= 0)
                 return cli_usage_error("validate", "bad --timeout");

@@ -22,55 +22,6 @@ static int64_t v_of(const cli_perf_t *p, int r, uint64_t i)
     return (int64_t)((r * 7 + i * 3) % 8) + 1;
 }
 
-static void put(herd_dtype_t d, void *buf, uint64_t i, int64_t v)
-{
-    switch (d) {
-    case HERD_INT8:
-    case HERD_UINT8:
-        ((uint8_t *)buf)[i] = (uint8_t)v;
-        break;
-    case HERD_INT32:
-        ((int32_t *)buf)[i] = (int32_t)v;
-        break;
-    case HERD_INT64:
-        ((int64_t *)buf)[i] = v;
-        break;
-    case HERD_FLOAT16:
-        ((uint16_t *)buf)[i] = core_float_to_half((float)v);
-        break;
-    case HERD_BFLOAT16:
-        ((uint16_t *)buf)[i] = core_float_to_bf16((float)v);
-        break;
-    case HERD_FLOAT32:
-        ((float *)buf)[i] = (float)v;
-        break;
-    default:
-        ((double *)buf)[i] = (double)v;
-    }
-}
-
-static double get(herd_dtype_t d, const void *buf, uint64_t i)
-{
-    switch (d) {
-    case HERD_INT8:
-        return ((const int8_t *)buf)[i];
-    case HERD_UINT8:
-        return ((const uint8_t *)buf)[i];
-    case HERD_INT32:
-        return ((const int32_t *)buf)[i];
-    case HERD_INT64:
-        return (double)((const int64_t *)buf)[i];
-    case HERD_FLOAT16:
-        return core_half_to_float(((const uint16_t *)buf)[i]);
-    case HERD_BFLOAT16:
-        return core_bf16_to_float(((const uint16_t *)buf)[i]);
-    case HERD_FLOAT32:
-        return ((const float *)buf)[i];
-    default:
-        return ((const double *)buf)[i];
-    }
-}
-
 /* Integers wrap to the dtype's width, as the kernels do. */
 static double wrap(herd_dtype_t d, int64_t x)
 {
@@ -127,12 +78,12 @@ void cli_perf_fill(const cli_perf_t *p, int r, int n, uint64_t count, void *in,
     uint64_t nin = core_coll_send_count(p->coll, count, n);
     uint64_t nout = core_coll_recv_count(p->coll, count, n);
     for (uint64_t i = 0; i < nin; i++)
-        put(p->dtype, in, i, v_of(p, r, i));
+        core_dtype_store(p->dtype, in, i, (double)v_of(p, r, i));
     for (uint64_t i = 0; i < nout; i++)
-        put(p->dtype, out, i, 0);
+        core_dtype_store(p->dtype, out, i, 0);
     if (p->coll == HERD_COLL_BROADCAST && r == p->root)
         for (uint64_t i = 0; i < count; i++)
-            put(p->dtype, out, i, v_of(p, r, i));
+            core_dtype_store(p->dtype, out, i, (double)v_of(p, r, i));
 }
 
 static double expected(const cli_perf_t *p, int r, int n, uint64_t count,
@@ -171,7 +122,7 @@ uint64_t cli_perf_verify(const cli_perf_t *p, int r, int n, uint64_t count,
                                              : 1e-6;
     uint64_t nout = core_coll_recv_count(p->coll, count, n), wrong = 0;
     for (uint64_t j = 0; j < nout; j++) {
-        double want = expected(p, r, n, count, j), got = get(p->dtype, out, j);
+        double want = expected(p, r, n, count, j), got = core_dtype_load(p->dtype, out, j);
         if (!(fabs(got - want) <= tol * fabs(want)))
             wrong++;
     }

@@ -216,3 +216,54 @@ herd_status_t core_reduce_avg_finish(void *buf, size_t count,
         divs[dtype](buf, count, p);
     return HERD_OK;
 }
+
+double core_dtype_load(herd_dtype_t d, const void *buf, size_t i)
+{
+    switch (d) {
+    case HERD_INT8:
+        return ((const int8_t *)buf)[i];
+    case HERD_UINT8:
+        return ((const uint8_t *)buf)[i];
+    case HERD_INT32:
+        return ((const int32_t *)buf)[i];
+    case HERD_INT64:
+        return (double)((const int64_t *)buf)[i];
+    case HERD_FLOAT16:
+        return core_half_to_float(((const uint16_t *)buf)[i]);
+    case HERD_BFLOAT16:
+        return core_bf16_to_float(((const uint16_t *)buf)[i]);
+    case HERD_FLOAT32:
+        return ((const float *)buf)[i];
+    default:
+        return ((const double *)buf)[i];
+    }
+}
+
+void core_dtype_store(herd_dtype_t d, void *buf, size_t i, double v)
+{
+    switch (d) {
+    case HERD_INT8:
+        ((int8_t *)buf)[i] = (int8_t)(int64_t)v;
+        break;
+    case HERD_UINT8:
+        ((uint8_t *)buf)[i] = (uint8_t)(int64_t)v;
+        break;
+    case HERD_INT32:
+        ((int32_t *)buf)[i] = (int32_t)(int64_t)v;
+        break;
+    case HERD_INT64:
+        ((int64_t *)buf)[i] = (int64_t)v;
+        break;
+    case HERD_FLOAT16:
+        ((uint16_t *)buf)[i] = core_float_to_half((float)v);
+        break;
+    case HERD_BFLOAT16:
+        ((uint16_t *)buf)[i] = core_float_to_bf16((float)v);
+        break;
+    case HERD_FLOAT32:
+        ((float *)buf)[i] = (float)v;
+        break;
+    default:
+        ((double *)buf)[i] = v;
+    }
+}

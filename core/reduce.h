@@ -28,6 +28,13 @@ herd_status_t core_reduce_avg_finish(void *buf, size_t count,
 /* 1 if op is defined for dtype (bitwise ops need integers). */
 int core_reduce_valid(herd_dtype_t dtype, herd_op_t op);
 
+/* Element i of a typed buffer, as a double (float16/bfloat16 widened),
+ * and the reverse (integers converted by C's rules, floats rounded to
+ * nearest even; integers exact below 2^53). For result checks and test
+ * data, not hot loops. */
+double core_dtype_load(herd_dtype_t dtype, const void *buf, size_t i);
+void core_dtype_store(herd_dtype_t dtype, void *buf, size_t i, double v);
+
 float core_half_to_float(uint16_t h);
 uint16_t core_float_to_half(float f);   /* round to nearest even */
 float core_bf16_to_float(uint16_t h);

@@ -195,32 +195,8 @@ static inline int64_t rt_value(int q, uint64_t i, int salt, herd_op_t op)
 static inline void rt_fill(void *buf, uint64_t n, herd_dtype_t dt, int q,
                            int salt, herd_op_t op)
 {
-    for (uint64_t i = 0; i < n; i++) {
-        int64_t v = rt_value(q, i, salt, op);
-        switch (dt) {
-        case HERD_INT8:
-        case HERD_UINT8:
-            ((int8_t *)buf)[i] = (int8_t)v;
-            break;
-        case HERD_INT32:
-            ((int32_t *)buf)[i] = (int32_t)v;
-            break;
-        case HERD_INT64:
-            ((int64_t *)buf)[i] = v;
-            break;
-        case HERD_FLOAT16:
-            ((uint16_t *)buf)[i] = core_float_to_half((float)v);
-            break;
-        case HERD_BFLOAT16:
-            ((uint16_t *)buf)[i] = core_float_to_bf16((float)v);
-            break;
-        case HERD_FLOAT32:
-            ((float *)buf)[i] = (float)v;
-            break;
-        default:
-            ((double *)buf)[i] = (double)v;
-        }
-    }
+    for (uint64_t i = 0; i < n; i++)
+        core_dtype_store(dt, buf, i, (double)rt_value(q, i, salt, op));
 }
 
 /* One collective to run and check. */
