@@ -257,6 +257,8 @@ static herd_status_t comm_create(const herd_init_t *init, herd_comm_t **out)
     w->local_size =
         w->rdzv.local_world_size > 0 ? w->rdzv.local_world_size : w->size;
     w->spin_us = core_env_int("HERD_TCP_SPIN_US", 200);
+    w->fail_grace_ns =
+        (uint64_t)core_env_int("HERD_TCP_FAIL_GRACE_MS", 100) * 1000000u;
     /* Yield between polls: ~1 us when the core is free, and the peer's
      * turn when other processes compete for the cores (measured: without
      * it 8-byte latency on a loaded 2-core VM rose from ~40 us to ~1 ms,

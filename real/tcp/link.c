@@ -161,12 +161,10 @@ void tcp_peer_suspect(tcp_world_t *w, tcp_peer_t *p, const char *why)
 
 void tcp_check_suspects(tcp_world_t *w)
 {
-    uint64_t grace =
-        (uint64_t)core_env_int("HERD_TCP_FAIL_GRACE_MS", 100) * 1000000u;
     int due = -1;
     for (int r = 0; r < w->size && due < 0; r++)
         if (w->peers[r].suspect_ns &&
-            tcp_now_ns() - w->peers[r].suspect_ns > grace)
+            tcp_now_ns() - w->peers[r].suspect_ns > w->fail_grace_ns)
             due = r;
     if (due < 0 || w->fail_status != HERD_OK)
         return;

@@ -205,6 +205,7 @@ struct tcp_world {
     char *pool[8]; /* reusable staging buffers */
     size_t pool_len[8];
     int spin_us;
+    uint64_t fail_grace_ns; /* a suspect peer is declared failed after */
     int yield; /* more local ranks than cores: yield while spinning */
 };
 
