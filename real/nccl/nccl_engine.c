@@ -96,6 +96,8 @@ static herd_status_t world_setup(nccl_world_t *w, const herd_init_t *init,
     herd_status_t st = store_rdzv_open(init, &w->rdzv, err, errlen);
     if (st != HERD_OK)
         return st;
+    const char *scale = getenv("HERD_COMPUTE_SCALE");
+    w->compute_scale = scale && atof(scale) > 0 ? atof(scale) : 1.0;
     const char *pfx = getenv("HERD_STORE_PREFIX");
     snprintf(w->prefix, sizeof(w->prefix), "%s%s", pfx ? pfx : "",
              pfx && *pfx ? "/" : "");
@@ -248,9 +250,7 @@ static herd_status_t nccl_compute(herd_comm_t *comm, double seconds,
                                   const char *label)
 {
     nccl_comm_t *c = (nccl_comm_t *)comm;
-    const char *scale = getenv("HERD_COMPUTE_SCALE");
-    if (scale && atof(scale) > 0)
-        seconds *= atof(scale);
+    seconds *= c->world->compute_scale;
     uint64_t t0 = nccl_clock_ns();
     if (nccl_spin_launch((uint64_t)(seconds * 1e9), c->world->compute_stream)
             != cudaSuccess ||
