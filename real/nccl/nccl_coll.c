@@ -297,7 +297,7 @@ herd_status_t nccl_report_timeout(nccl_comm_t *c, const core_coll_args_t *a,
 {
     nccl_world_t *w = c->world;
     char key[192], missing[512] = "";
-    snprintf(key, sizeof(key), "%shang/%d/%llu/%d", w->prefix,
+    snprintf(key, sizeof(key), "hang/%d/%llu/%d",
              c->base.group_id, (unsigned long long)a->seq, c->base.rank);
     store_set(w->rdzv.client, key, "1", 1);
     /* Ranks stuck in the same collective time out together and publish
@@ -305,7 +305,7 @@ herd_status_t nccl_report_timeout(nccl_comm_t *c, const core_coll_args_t *a,
     usleep(2000000);
     size_t len = 0;
     for (int r = 0; r < c->base.size; r++) {
-        snprintf(key, sizeof(key), "%shang/%d/%llu/%d", w->prefix,
+        snprintf(key, sizeof(key), "hang/%d/%llu/%d",
                  c->base.group_id, (unsigned long long)a->seq, r);
         const char *keys[1] = {key};
         int exists = 0;

@@ -68,7 +68,8 @@ static herd_status_t exchange_id(nccl_world_t *w, int gid, int rank,
                                  ncclUniqueId *id)
 {
     char key[160];
-    snprintf(key, sizeof(key), "%snccl/uid/%d", w->prefix, gid);
+    /* The store client adds the run's key prefix (HERD_STORE_PREFIX). */
+    snprintf(key, sizeof(key), "nccl/uid/%d", gid);
     if (rank == 0) {
         if (ncclGetUniqueId(id) != ncclSuccess)
             return HERD_ERR_IO;
@@ -98,9 +99,6 @@ static herd_status_t world_setup(nccl_world_t *w, const herd_init_t *init,
         return st;
     const char *scale = getenv("HERD_COMPUTE_SCALE");
     w->compute_scale = scale && atof(scale) > 0 ? atof(scale) : 1.0;
-    const char *pfx = getenv("HERD_STORE_PREFIX");
-    snprintf(w->prefix, sizeof(w->prefix), "%s%s", pfx ? pfx : "",
-             pfx && *pfx ? "/" : "");
     st = pick_device(w->rdzv.local_rank, &w->device, err, errlen);
     if (st != HERD_OK)
         return st;

@@ -22,7 +22,6 @@ typedef struct nccl_world {
     cudaEvent_t base_event; /* recorded at creation, host time base_ns */
     uint64_t base_ns;
     double compute_scale;   /* HERD_COMPUTE_SCALE (stragglers), 1 if unset */
-    char prefix[96];        /* store key prefix for this run */
     int refs;               /* world comm + live subgroups */
 } nccl_world_t;
 
