@@ -37,6 +37,14 @@ START_TEST(up_run_down_twice)
         ck_assert_ptr_nonnull(strstr(out, "R=0/3 M=10.250.0.1"));
         ck_assert_ptr_nonnull(strstr(out, "R=2/3 M=10.250.0.1"));
         free(out);
+        /* Stragglers: one compute scale per host, in rank order. */
+        ck_assert_int_eq(herd("testbed run --timeout 20 --slowdown 1,2.5,1 "
+                              "-- sh -c 'echo S$RANK=$HERD_COMPUTE_SCALE'",
+                              &out),
+                         0);
+        ck_assert_ptr_nonnull(strstr(out, "S1=2.5"));
+        ck_assert_ptr_nonnull(strstr(out, "S0=1"));
+        free(out);
         ck_assert_int_eq(herd("testbed down", &out), 0);
         free(out);
         ck_assert_int_eq(count_namespaces(), 0);
