@@ -6,7 +6,10 @@
  * ring. Within a channel every per-step block is cut into chunks; chunk j
  * of step s+1 depends only on chunk j of step s, so chunks stream around
  * the ring. Steps are emitted step-major (all chunks of step s before step
- * s+1), which is also the FIFO order on each connection. */
+ * s+1), which is also the FIFO order on each connection.
+ *
+ * Rank r's schedule is rank 0's with peers rotated by r whenever the
+ * sizes of what it sends do not depend on r (core_ring_rotational). */
 #include <stdlib.h>
 
 #include "core/sched_algo.h"
@@ -191,4 +194,26 @@ herd_status_t core_algo_ring(core_alg_t *a)
             return HERD_ERR_UNSUPPORTED;
     }
     return a->err;
+}
+
+/* all_gather and reduce_scatter move channel parts of every rank's block,
+ * whose sizes do not depend on the rank. all_reduce sends blocks
+ * (r - s) mod p of each channel's range: the same sizes for every r only
+ * when the range splits into p equal blocks (and then so do the chunks).
+ * Channel ranges have length q or q + 1 (core_split); an empty channel is
+ * skipped by every rank alike. Broadcast and reduce are chains from the
+ * root: never symmetric for p > 1. */
+int core_ring_rotational(const core_sched_desc_t *d)
+{
+    uint64_t p = (uint64_t)d->nranks, nch = (uint64_t)d->channels;
+    uint64_t q = d->count / nch, rem = d->count % nch;
+    switch (d->coll) {
+    case HERD_COLL_ALL_GATHER:
+    case HERD_COLL_REDUCE_SCATTER:
+        return 1;
+    case HERD_COLL_ALL_REDUCE:
+        return q % p == 0 && (rem == 0 || (q + 1) % p == 0);
+    default:
+        return 0;
+    }
 }

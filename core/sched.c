@@ -231,6 +231,23 @@ herd_status_t core_sched_lower(const core_sched_desc_t *desc, core_sched_t *out)
     return st;
 }
 
+int core_sched_rotational(const core_sched_desc_t *desc)
+{
+    core_sched_desc_t d = *desc;
+    d.rank = 0;
+    if (check_desc(&d) != HERD_OK)
+        return 0;
+    if (d.algo == HERD_ALGO_AUTO)
+        d.algo = core_sched_pick(d.coll, d.nranks, d.count * d.elem_size);
+    if (!core_sched_supports(d.algo, d.coll))
+        return 0;
+    /* mirrors dispatch(): one rank is trivially symmetric, and every
+     * algorithm lowers barrier by dissemination (to r + 2^k) */
+    if (d.nranks == 1 || d.coll == HERD_COLL_BARRIER)
+        return 1;
+    return d.algo == HERD_ALGO_RING ? core_ring_rotational(&d) : 0;
+}
+
 /* ---- helpers for the algorithm files (declared in sched_algo.h) ---- */
 
 int64_t core_alg_step0(core_alg_t *a, core_step_kind_t kind, int peer,

@@ -123,6 +123,17 @@ int64_t core_sched_add(core_sched_t *s, core_step_kind_t kind, int peer,
                        core_buf_t dst_buf, uint64_t dst_off, uint64_t count,
                        const int64_t *deps, int ndeps);
 
+/* 1 when every rank's schedule is exactly rank 0's with each peer q
+ * replaced by (q + r) mod p: the same steps in the same order with the
+ * same kinds, channels, buffers, counts and dependencies; only offsets
+ * may differ. True for one rank, for barrier (dissemination), for ring
+ * all_gather and reduce_scatter, and for ring all_reduce when every
+ * channel's range splits into p equal blocks. desc->rank is ignored; 0
+ * for anything invalid or not known to be symmetric. Executors that
+ * never read offsets (the simulator without real buffers) can then build
+ * one rank's schedule and derive the others from it. */
+int core_sched_rotational(const core_sched_desc_t *desc);
+
 /* Print a readable schedule (one line per step) to `f`. */
 void core_sched_print(const core_sched_t *s, FILE *f);
 

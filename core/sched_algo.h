@@ -116,4 +116,8 @@ herd_status_t core_algo_hier(core_alg_t *a);
 herd_status_t core_algo_rd(core_alg_t *a);
 herd_status_t core_algo_barrier(core_alg_t *a);
 
+/* core_sched_rotational for a valid ring descriptor with p > 1 (algo
+ * resolved): 1 when ring's lowering of d is rotation symmetric. */
+int core_ring_rotational(const core_sched_desc_t *d);
+
 #endif

@@ -1,0 +1,210 @@
+/* tests/unit_sched_rotate.c - core_sched_rotational: whenever it claims
+ * that every rank's schedule is rank 0's with peers rotated by the rank,
+ * lowering all ranks shows exactly that (kinds, channels, buffers,
+ * counts, dependencies, rotated peers, scratch), over many collectives,
+ * algorithms, group sizes, counts, channels and chunk sizes; for ring
+ * all_reduce the even-split condition is exact (not merely sufficient);
+ * the benchmark's shapes (512 and 1024 ranks) are claimed symmetric. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sched.h"
+#include "support/testutil.h"
+
+static core_sched_desc_t mk(herd_coll_t coll, herd_algo_t algo, int p,
+                            uint64_t count, int channels, uint64_t chunk)
+{
+    core_sched_desc_t d = {.coll = coll,
+                           .algo = algo,
+                           .nranks = p,
+                           .root = p / 2,
+                           .count = count,
+                           .elem_size = 4,
+                           .channels = channels,
+                           .chunk_bytes = chunk};
+    return d;
+}
+
+/* Step i of s is step i of ref with the peer rotated by r. */
+static int step_rotated(const core_sched_t *ref, const core_sched_t *s,
+                        uint32_t i, int r)
+{
+    const core_step_t *a = &ref->steps[i], *b = &s->steps[i];
+    int p = ref->desc.nranks;
+    int peer = a->peer < 0 ? a->peer : (a->peer + r) % p;
+    if (a->kind != b->kind || a->channel != b->channel ||
+        a->src_buf != b->src_buf || a->dst_buf != b->dst_buf ||
+        a->count != b->count || a->ndeps != b->ndeps || b->peer != peer)
+        return 0;
+    return memcmp(&ref->deps[a->dep_off], &s->deps[b->dep_off],
+                  a->ndeps * sizeof(*ref->deps)) == 0;
+}
+
+/* 1 if lowering every rank gives rank 0's schedule rotated. */
+static int rotated_equal(const core_sched_desc_t *desc)
+{
+    core_sched_desc_t d = *desc;
+    core_sched_t ref = {0}, s = {0};
+    d.rank = 0;
+    ck_assert_int_eq(core_sched_lower(&d, &ref), HERD_OK);
+    int same = 1;
+    for (int r = 1; r < d.nranks && same; r++) {
+        d.rank = r;
+        ck_assert_int_eq(core_sched_lower(&d, &s), HERD_OK);
+        same = s.nsteps == ref.nsteps && s.ndeps == ref.ndeps &&
+               s.scratch_count == ref.scratch_count;
+        for (uint32_t i = 0; same && i < s.nsteps; i++)
+            same = step_rotated(&ref, &s, i, r);
+        core_sched_fini(&s);
+    }
+    core_sched_fini(&ref);
+    return same;
+}
+
+static const int sizes[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,
+                            10, 11, 12, 13, 14, 15, 16, 17, 64};
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+/* Counts around the even splits: 12p splits evenly into 1..4 channels. */
+static int ncounts(int p, uint64_t out[6])
+{
+    uint64_t P = (uint64_t)p;
+    uint64_t c[6] = {0, 1, P + 1, 12 * P, 12 * P + 3, 5 * P};
+    memcpy(out, c, sizeof(c));
+    return 6;
+}
+
+/* Shapes check_claims tries: 6 counts x 4 channel counts x 3 chunk sizes
+ * per group size, less those it skips for p = 64; ONE_RANK for p = 1. */
+#define ONE_RANK (6 * 4 * 3)
+#define ALL_SHAPES ((int)NSIZES * ONE_RANK - 6 * (12 - 6))
+
+/* Every claim of symmetry holds; returns how many claims were checked. */
+static int check_claims(herd_coll_t coll, herd_algo_t algo, int exact)
+{
+    static const uint64_t chunks[] = {0, 4, 20};
+    int claims = 0;
+    for (size_t i = 0; i < NSIZES; i++) {
+        int p = sizes[i];
+        uint64_t counts[6];
+        int nc = ncounts(p, counts);
+        for (int k = 0; k < nc; k++)
+            for (int ch = 1; ch <= 4; ch++)
+                for (int j = 0; j < 3; j++) {
+                    if (p == 64 && (j == 1 || ch == 3))
+                        continue; /* keeps the suite fast */
+                    core_sched_desc_t d =
+                        mk(coll, algo, p, counts[k], ch, chunks[j]);
+                    if (!core_sched_supports(algo, coll))
+                        continue;
+                    int claim = core_sched_rotational(&d);
+                    claims += claim;
+                    if (claim || exact)
+                        ck_assert_msg(claim == rotated_equal(&d),
+                                      "%s/%s p=%d count=%llu ch=%d chunk=%llu: "
+                                      "claims %d",
+                                      herd_coll_name(coll),
+                                      herd_algo_name(algo), p,
+                                      (unsigned long long)counts[k], ch,
+                                      (unsigned long long)chunks[j], claim);
+                }
+    }
+    return claims;
+}
+
+START_TEST(test_ring_all_reduce_exact)
+{
+    /* the even-split condition is exactly when the ranks are rotations */
+    ck_assert_int_gt(check_claims(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING, 1), 0);
+}
+END_TEST
+
+START_TEST(test_ring_gather_scatter)
+{
+    /* sizes never depend on the rank: claimed for every shape */
+    ck_assert_int_eq(check_claims(HERD_COLL_ALL_GATHER, HERD_ALGO_RING, 1),
+                     ALL_SHAPES);
+    ck_assert_int_eq(check_claims(HERD_COLL_REDUCE_SCATTER, HERD_ALGO_RING, 1),
+                     ALL_SHAPES);
+}
+END_TEST
+
+START_TEST(test_chains_and_barrier)
+{
+    /* broadcast / reduce chains start at a root: claimed for p = 1 only */
+    int one = ONE_RANK;
+    ck_assert_int_eq(check_claims(HERD_COLL_BROADCAST, HERD_ALGO_RING, 0), one);
+    ck_assert_int_eq(check_claims(HERD_COLL_REDUCE, HERD_ALGO_RING, 0), one);
+    ck_assert_int_gt(check_claims(HERD_COLL_BARRIER, HERD_ALGO_RHD, 1), one);
+}
+END_TEST
+
+START_TEST(test_other_algorithms)
+{
+    /* not claimed beyond one rank, and what is claimed holds */
+    static const struct {
+        herd_coll_t coll;
+        herd_algo_t algo;
+    } cases[] = {{HERD_COLL_ALL_REDUCE, HERD_ALGO_TREE},
+                 {HERD_COLL_ALL_REDUCE, HERD_ALGO_RHD},
+                 {HERD_COLL_ALL_REDUCE, HERD_ALGO_RD},
+                 {HERD_COLL_ALL_GATHER, HERD_ALGO_DIRECT},
+                 {HERD_COLL_ALL_TO_ALL, HERD_ALGO_DIRECT},
+                 {HERD_COLL_BROADCAST, HERD_ALGO_BINOMIAL},
+                 {HERD_COLL_GATHER, HERD_ALGO_BINOMIAL}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        ck_assert_int_eq(check_claims(cases[i].coll, cases[i].algo, 0),
+                         ONE_RANK);
+}
+END_TEST
+
+START_TEST(test_bench_shapes_and_errors)
+{
+    /* bench_sim_scale: 512 ranks x 16 channels and 1024 x 4, 1 GiB */
+    core_sched_desc_t d =
+        mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING, 512, 1u << 28, 16, 2u << 20);
+    ck_assert_int_eq(core_sched_rotational(&d), 1);
+    d.rank = 300; /* the rank asked about does not matter */
+    ck_assert_int_eq(core_sched_rotational(&d), 1);
+    d.nranks = 1024;
+    d.channels = 4;
+    ck_assert_int_eq(core_sched_rotational(&d), 1);
+    d.count += 4; /* no longer splits evenly */
+    ck_assert_int_eq(core_sched_rotational(&d), 0);
+    /* AUTO resolves as lowering does: large -> ring, tiny -> rd */
+    d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_AUTO, 8, 8u << 20, 2, 0);
+    ck_assert_int_eq(core_sched_rotational(&d), 1);
+    d.count = 8;
+    ck_assert_int_eq(core_sched_rotational(&d), 0);
+    /* a smaller copy of the benchmark's shape, checked by lowering */
+    d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING, 64, 64 * 16 * 6, 16, 8);
+    ck_assert_int_eq(core_sched_rotational(&d), 1);
+    ck_assert_int_eq(rotated_equal(&d), 1);
+    /* invalid descriptors are never claimed */
+    d.channels = 0;
+    ck_assert_int_eq(core_sched_rotational(&d), 0);
+    d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING, 0, 64, 1, 0);
+    ck_assert_int_eq(core_sched_rotational(&d), 0);
+    d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_NCCL, 8, 64, 1, 0);
+    ck_assert_int_eq(core_sched_rotational(&d), 0);
+    d = mk(HERD_COLL_ALL_TO_ALL, HERD_ALGO_RING, 8, 64, 1, 0);
+    ck_assert_int_eq(core_sched_rotational(&d), 0);
+    d = mk(HERD_COLL_ALL_GATHER, HERD_ALGO_RING, 8, 64, 1, 0);
+    d.elem_size = 0;
+    ck_assert_int_eq(core_sched_rotational(&d), 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sched_rotate");
+    TCase *tc = tcase_create("rotate");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_ring_all_reduce_exact);
+    tcase_add_test(tc, test_ring_gather_scatter);
+    tcase_add_test(tc, test_chains_and_barrier);
+    tcase_add_test(tc, test_other_algorithms);
+    tcase_add_test(tc, test_bench_shapes_and_errors);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
