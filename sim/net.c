@@ -271,9 +271,10 @@ static void start_head(net_state_t *s, uint32_t ci, uint64_t t)
     c->rem = (double)bytes;
     c->t_upd = t;
     c->t_done = NET_NEVER;
-    if (!c->in_links)
-        net_share_join(s, ci); /* scheduled when the rates settle */
-    else if (c->rate > 0)
+    if (!c->in_links) {
+        if (net_share_join(s, ci)) /* else scheduled when rates settle */
+            net_conn_schedule(s, ci, t + net_tx_ns(c->rem, c->rate));
+    } else if (c->rate > 0)
         net_conn_schedule(s, ci, t + net_tx_ns(c->rem, c->rate));
 }
 

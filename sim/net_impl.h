@@ -218,7 +218,9 @@ void net_next_pop(net_state_t *s, int src);
 void net_lanes_free(net_state_t *s);
 
 /* net_share.c */
-void net_share_join(net_state_t *s, uint32_t c);
+/* Returns 1 when the connection is alone on its path: its rate is set
+ * and it can be scheduled at once; else it is scheduled by the settle. */
+int net_share_join(net_state_t *s, uint32_t c);
 void net_share_leave(net_state_t *s, uint32_t c);
 void net_share_settle(net_state_t *s);
 /* Schedule the head of connection c to finish at t. */

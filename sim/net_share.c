@@ -24,25 +24,53 @@ static void mark_dirty(net_state_t *s, uint32_t l)
     }
 }
 
-void net_share_join(net_state_t *s, uint32_t ci)
+/* A connection alone on every link of its path, none of them waiting
+ * to be settled: its max-min share is the path's smallest capacity,
+ * known without a settle. Most connections of a collective are alone
+ * (one flow per NIC and port at a time), so most joins and leaves skip
+ * the component search. */
+static int alone(const net_state_t *s, const net_conn_t *c, uint32_t others)
+{
+    for (uint32_t k = 0; k < c->nlinks; k++) {
+        const net_link_t *l = &s->links[c->link[k]];
+        if (l->n != others || l->dirty)
+            return 0;
+    }
+    return 1;
+}
+
+static double path_cap(const net_state_t *s, const net_conn_t *c)
+{
+    double cap = INFINITY;
+    for (uint32_t k = 0; k < c->nlinks; k++)
+        if (s->links[c->link[k]].cap < cap)
+            cap = s->links[c->link[k]].cap;
+    return cap < 1.0 ? 1.0 : cap; /* as waterfill() */
+}
+
+int net_share_join(net_state_t *s, uint32_t ci)
 {
     net_conn_t *c = &s->conns[ci];
     assert(!c->in_links);
+    int solo = alone(s, c, 0);
     for (uint32_t k = 0; k < c->nlinks; k++) {
         net_link_t *l = &s->links[c->link[k]];
         assert(l->n < l->conns_cap);
         c->pos[k] = l->n;
         l->conns[l->n++] = ci;
-        mark_dirty(s, c->link[k]);
+        if (!solo)
+            mark_dirty(s, c->link[k]);
     }
     c->in_links = 1;
-    c->rate = 0;
+    c->rate = solo ? path_cap(s, c) : 0;
+    return solo;
 }
 
 void net_share_leave(net_state_t *s, uint32_t ci)
 {
     net_conn_t *c = &s->conns[ci];
     assert(c->in_links);
+    int solo = alone(s, c, 1); /* nobody else's share changes */
     for (uint32_t k = 0; k < c->nlinks; k++) {
         uint32_t li = c->link[k];
         net_link_t *l = &s->links[li];
@@ -53,7 +81,8 @@ void net_share_leave(net_state_t *s, uint32_t ci)
         for (uint32_t j = 0; j < m->nlinks; j++)
             if (m->link[j] == li)
                 m->pos[j] = at;
-        mark_dirty(s, li);
+        if (!solo)
+            mark_dirty(s, li);
     }
     c->in_links = 0;
     c->rate = 0;

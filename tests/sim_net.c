@@ -151,6 +151,11 @@ START_TEST(lone_flow_exact)
     ck_assert_uint_eq(r->deliv[5], 600000);
     ck_assert_uint_eq(r->ev[r->nev - 1].id, 5);
     ck_assert_int_eq(r->nev, 10);
+    /* a connection alone on its links takes its rate without a max-min
+     * recomputation */
+    sim_net_stats_t st;
+    sim_net_stats(r->net, &st);
+    ck_assert_uint_eq(st.recomputes, 0);
     rec_free(r);
 }
 END_TEST
@@ -187,6 +192,8 @@ START_TEST(nic_contention)
     flow(r, t0, 0, 1, 0, 1000000, 2); /* two through one NIC egress */
     flow(r, t0, 0, 2, 0, 1000000, 3);
     run(r);
+    /* flow 2 took the whole NIC when it joined; flow 3, joining at the
+     * same instant, halves it */
     ck_assert_uint_eq(r->sent[2] - t0, 2 * one);
     ck_assert_uint_eq(r->sent[3], r->sent[2]);
     ck_assert_uint_eq(r->deliv[3], r->sent[3] + 2000);
