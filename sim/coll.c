@@ -3,7 +3,11 @@
  * first poster's arguments are the reference (op, count, dtype, root,
  * algorithm, channels, chunk), later posters are checked against them
  * like TORCH_DISTRIBUTED_DEBUG=DETAIL does, and a mismatched collective is
- * never executed. Each member lowers its own schedule when it posts. */
+ * never executed. Each member lowers its own schedule when it posts,
+ * except where the members' schedules are rotations of one another and
+ * offsets do not matter (phantom buffers): then only the first poster
+ * lowers, and the others' executors are derived from its (far cheaper
+ * for a large ring; the results are the same). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,14 +137,14 @@ static sim_diag_class_t compare_args(const core_coll_args_t *ref,
     return SIM_DIAG_NONE;
 }
 
-static herd_status_t lower(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
-                           core_sched_t *s)
+static core_sched_desc_t sched_desc(const sim_world_t *w,
+                                    const sim_inst_t *inst, int rank)
 {
     const core_coll_args_t *a = &inst->args;
     core_sched_desc_t d = {.coll = a->coll,
                            .algo = inst->algo,
                            .nranks = inst->p,
-                           .rank = c->base.rank,
+                           .rank = rank,
                            .root = a->root,
                            .count = a->count,
                            .elem_size = herd_dtype_size(a->dtype),
@@ -148,6 +152,26 @@ static herd_status_t lower(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
                            .chunk_bytes = a->chunk_bytes,
                            .ranks_per_node =
                                inst->world_ranks ? 0 : w->gpus_per_node};
+    return d;
+}
+
+/* Whether later members may be built from the first one's executor: the
+ * simulator reads no offsets with phantom buffers, and the NCCL model
+ * lowers outside core/. */
+static int rotational(const sim_world_t *w, const sim_inst_t *inst)
+{
+    if (w->opts.real_buffers || w->opts.no_rotation ||
+        inst->algo == HERD_ALGO_NCCL)
+        return 0;
+    core_sched_desc_t d = sched_desc(w, inst, 0);
+    return core_sched_rotational(&d);
+}
+
+static herd_status_t lower(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
+                           core_sched_t *s)
+{
+    const core_coll_args_t *a = &inst->args;
+    core_sched_desc_t d = sched_desc(w, inst, c->base.rank);
     memset(s, 0, sizeof(*s));
     /* Algorithm "nccl": NCCL's choice, channels and chunking lowered by
      * the NCCL model (sim/nccl_model.c). */
@@ -172,6 +196,35 @@ static void apply_early(sim_world_t *w, sim_inst_t *inst, int m, sim_exec_t *x)
         free(e);
         e = n;
     }
+}
+
+/* Member m's executor: derived from the first poster's when the
+ * instance kept it as a template, else lowered and converted (and kept as
+ * the template when the members are rotations of one another). It must
+ * be kept before it starts or receives anything. */
+static herd_status_t make_exec(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
+                               sim_req_t *req, sim_exec_t **out)
+{
+    int m = c->base.rank;
+    if (inst->rot)
+        return sim_exec_create_rotated(w, inst, m, req, out);
+    core_sched_t s;
+    sim_exec_t *x = NULL;
+    herd_status_t st = lower(w, c, inst, &s);
+    if (st == HERD_OK)
+        st = sim_exec_create(w, inst, m, req, &s, &x);
+    if (st != HERD_OK) {
+        core_sched_fini(&s);
+        return st;
+    }
+    if (inst->p > 1 && rotational(w, inst))
+        st = sim_exec_keep_rotation(inst, x);
+    if (st != HERD_OK) {
+        sim_exec_destroy(x);
+        return st;
+    }
+    *out = x;
+    return HERD_OK;
 }
 
 herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
@@ -203,15 +256,10 @@ herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
         inst->nposted++;
         return HERD_OK; /* never executed: the diagnosis reports it */
     }
-    core_sched_t s;
-    st = lower(w, c, inst, &s);
     sim_exec_t *x = NULL;
-    if (st == HERD_OK)
-        st = sim_exec_create(w, inst, m, req, &s, &x);
-    if (st != HERD_OK) {
-        core_sched_fini(&s);
+    st = make_exec(w, c, inst, req, &x);
+    if (st != HERD_OK)
         return st;
-    }
     inst->posted[m] = SIM_INST_POSTED;
     inst->nposted++;
     inst->execs[m] = x;

@@ -2,7 +2,13 @@
  * executor's compact form (sim/exec_impl.h): 16-byte step records, the
  * dependency lists inverted (who waits for each step), and the steps of
  * every connection listed in schedule order, which is both the order
- * they start in and the order messages on the connection match in. */
+ * they start in and the order messages on the connection match in.
+ *
+ * When the members' schedules are rotations of one another
+ * (core_sched_rotational) and offsets are never read (phantom buffers),
+ * only the first member's is converted: the others share its arrays and
+ * get its connections with the peers rotated (sim_exec_create_rotated),
+ * O(connections) instead of O(steps) each. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -387,7 +393,8 @@ static herd_status_t share(sim_inst_t *inst, const void *data, size_t len,
     return HERD_OK;
 }
 
-static herd_status_t share_all(sim_exec_t *x, xbuild_t *b)
+static herd_status_t share_all(sim_exec_t *x, xbuild_t *b,
+                               const uint32_t **w0_out)
 {
     size_t n = x->nsteps;
     const void *xs, *rd, *list, *cnt, *w0, *ready;
@@ -410,11 +417,17 @@ static herd_status_t share_all(sim_exec_t *x, xbuild_t *b)
     x->rdeps = rd;
     x->list = list;
     x->cnt = cnt;
+    *w0_out = w0;
     return wait_words(x, w0);
 }
 
 void sim_exec_blobs_free(sim_inst_t *inst)
 {
+    if (inst->rot) {
+        free(inst->rot->conns);
+        free(inst->rot);
+        inst->rot = NULL;
+    }
     free(inst->wpool);
     inst->wpool = NULL;
     for (sim_blob_t *b = inst->blobs, *n; b; b = n) {
@@ -447,13 +460,13 @@ static herd_status_t setup_buffers(sim_exec_t *x, const sim_req_t *req)
     return x->payload ? HERD_OK : HERD_ERR_NO_MEMORY;
 }
 
-herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
-                              sim_req_t *req, core_sched_t *sched,
-                              sim_exec_t **out)
+/* A member's executor with nothing built yet. */
+static sim_exec_t *exec_new(sim_world_t *w, sim_inst_t *inst, int member,
+                            sim_req_t *req, uint32_t nsteps)
 {
     sim_exec_t *x = calloc(1, sizeof(*x));
     if (!x)
-        return HERD_ERR_NO_MEMORY;
+        return NULL;
     x->w = w;
     x->inst = inst;
     x->member = member;
@@ -462,19 +475,109 @@ herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
     x->rank = &w->ranks[x->world_rank];
     x->esize = herd_dtype_size(inst->args.dtype);
     x->real = w->opts.real_buffers != 0;
-    x->nsteps = x->nleft = sched->nsteps;
+    x->nsteps = x->nleft = nsteps;
+    return x;
+}
+
+herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
+                              sim_req_t *req, core_sched_t *sched,
+                              sim_exec_t **out)
+{
+    sim_exec_t *x = exec_new(w, inst, member, req, sched->nsteps);
+    if (!x)
+        return HERD_ERR_NO_MEMORY;
     xbuild_t *b = NULL;
+    const uint32_t *w0 = NULL;
     herd_status_t st = xbuild_get(w, sched->nsteps, &b);
     if (st == HERD_OK)
         st = build_steps(x, b, sched);
     if (st == HERD_OK)
-        st = share_all(x, b);
+        st = share_all(x, b, &w0);
     if (x->real) {
         x->s = *sched; /* taken over: offsets and buffers */
         memset(sched, 0, sizeof(*sched));
     } else {
         core_sched_fini(sched);
     }
+    if (st == HERD_OK)
+        st = setup_buffers(x, req);
+    if (st != HERD_OK) {
+        sim_exec_destroy(x);
+        return st;
+    }
+    x->w0 = w0;
+    *out = x;
+    return HERD_OK;
+}
+
+herd_status_t sim_exec_keep_rotation(sim_inst_t *inst, const sim_exec_t *x)
+{
+    /* offsets (real buffers) and 64-bit counts are per member */
+    if (inst->rot || x->real || x->wide)
+        return HERD_OK;
+    sim_rot_t *t = calloc(1, sizeof(*t));
+    size_t n = x->nconns;
+    sim_xconn_t *c = malloc((n ? n : 1) * sizeof(*c));
+    if (!t || !c) {
+        free(t);
+        free(c);
+        return HERD_ERR_NO_MEMORY;
+    }
+    memcpy(c, x->conns, n * sizeof(*c));
+    *t = (sim_rot_t){.member = x->member,
+                     .nsteps = x->nsteps,
+                     .nconns = x->nconns,
+                     .nready = x->nready,
+                     .conns = c,
+                     .xs = x->xs,
+                     .rdeps = x->rdeps,
+                     .list = x->list,
+                     .cnt = x->cnt,
+                     .ready = x->ready,
+                     .w0 = x->w0};
+    inst->rot = t;
+    return HERD_OK;
+}
+
+/* The template's connections with peers rotated from its member to x's;
+ * receive connections (those whose first step is not a send) entered in
+ * rconn in connection order, as the build pass does. */
+static herd_status_t rotate_conns(sim_exec_t *x, const sim_rot_t *t)
+{
+    int p = x->inst->p, shift = x->member - t->member + p;
+    x->conns = malloc((t->nconns ? t->nconns : 1) * sizeof(*x->conns));
+    if (!x->conns)
+        return HERD_ERR_NO_MEMORY;
+    x->nconns = t->nconns;
+    for (uint32_t c = 0; c < t->nconns; c++) {
+        sim_xconn_t *k = &x->conns[c];
+        *k = t->conns[c];
+        k->peer = (k->peer + shift) % p;
+        if (xw_kind(t->w0[t->list[k->off]]) != CORE_STEP_SEND &&
+            pcmap_put(&x->rconn, k->peer, (int)k->channel, c + 1) != HERD_OK)
+            return HERD_ERR_NO_MEMORY;
+    }
+    return HERD_OK;
+}
+
+herd_status_t sim_exec_create_rotated(sim_world_t *w, sim_inst_t *inst,
+                                      int member, sim_req_t *req,
+                                      sim_exec_t **out)
+{
+    const sim_rot_t *t = inst->rot;
+    sim_exec_t *x = exec_new(w, inst, member, req, t->nsteps);
+    if (!x)
+        return HERD_ERR_NO_MEMORY;
+    x->xs = t->xs;
+    x->rdeps = t->rdeps;
+    x->list = t->list;
+    x->cnt = t->cnt;
+    x->ready = t->ready;
+    x->nready = t->nready;
+    x->w0 = t->w0;
+    herd_status_t st = rotate_conns(x, t);
+    if (st == HERD_OK)
+        st = wait_words(x, t->w0);
     if (st == HERD_OK)
         st = setup_buffers(x, req);
     if (st != HERD_OK) {

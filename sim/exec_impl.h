@@ -102,13 +102,25 @@ struct sim_exec {
     const uint32_t *ready; /* shared: steps ready at the start, last
                               first */
     uint32_t nready;
-    sim_pcmap_t rconn; /* (peer, channel) -> receive connection + 1 */
-    core_sched_t s;    /* kept with real buffers only */
+    sim_pcmap_t rconn;  /* (peer, channel) -> receive connection + 1 */
+    core_sched_t s;     /* kept with real buffers only */
+    const uint32_t *w0; /* shared: initial wait words */
     uint8_t *buf[3];
     uint64_t buflen[3];
     void **payload;
     herd_status_t err;
 };
+
+/* What members whose schedules are rotations of the instance's first
+ * one need from it (sim_exec_keep_rotation): its shared arrays and its
+ * connections as built, before it started. */
+typedef struct sim_rot {
+    int member; /* whose connections these are */
+    uint32_t nsteps, nconns, nready;
+    sim_xconn_t *conns;
+    const sim_xstep_t *xs;
+    const uint32_t *rdeps, *list, *cnt, *ready, *w0;
+} sim_rot_t;
 
 static inline uint32_t xw_kind(uint32_t w)
 {

@@ -268,6 +268,15 @@ herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
                               sim_req_t *req, core_sched_t *sched,
                               sim_exec_t **out);
 void sim_exec_destroy(sim_exec_t *x);
+/* Members whose schedules are rotations of the first one's
+ * (core_sched_rotational, phantom buffers): sim_exec_keep_rotation
+ * records x, freshly created and not started, as the instance's template;
+ * sim_exec_create_rotated then builds another member's executor from it
+ * without lowering (sim/exec_build.c). */
+herd_status_t sim_exec_keep_rotation(sim_inst_t *inst, const sim_exec_t *x);
+herd_status_t sim_exec_create_rotated(sim_world_t *w, sim_inst_t *inst,
+                                      int member, sim_req_t *req,
+                                      sim_exec_t **out);
 /* Frees the schedule arrays the members of inst shared. */
 void sim_exec_blobs_free(sim_inst_t *inst);
 void sim_exec_build_fini(sim_world_t *w);
@@ -322,6 +331,8 @@ struct sim_inst {
                                    (sim/exec_build.c) */
     uint32_t *wpool;            /* members' wait words, interleaved */
     const uint32_t *wpool_tmpl; /* the initial words it was filled from */
+    struct sim_rot *rot;        /* template of rotated members; NULL: each
+                                   member lowers its own schedule */
 };
 
 int sim_inst_world_rank(const sim_inst_t *inst, int member);

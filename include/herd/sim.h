@@ -82,6 +82,9 @@ typedef struct herd_sim_opts {
     size_t stack_bytes;    /* per-rank context stack; 0: default */
     int nccl_model;        /* 1: algorithm AUTO runs the NCCL model (as
                               algorithm "nccl"; sim/nccl_model.h) */
+    int no_rotation;       /* tests: lower every rank's schedule even when
+                              they are rotations of one another (the
+                              results are the same, set-up is slower) */
 } herd_sim_opts_t;
 
 void herd_sim_opts_init(herd_sim_opts_t *opts);
