@@ -36,8 +36,8 @@ static int step_rotated(const core_sched_t *ref, const core_sched_t *s,
         a->src_buf != b->src_buf || a->dst_buf != b->dst_buf ||
         a->count != b->count || a->ndeps != b->ndeps || b->peer != peer)
         return 0;
-    return memcmp(&ref->deps[a->dep_off], &s->deps[b->dep_off],
-                  a->ndeps * sizeof(*ref->deps)) == 0;
+    return a->ndeps == 0 || memcmp(&ref->deps[a->dep_off], &s->deps[b->dep_off],
+                                   a->ndeps * sizeof(*ref->deps)) == 0;
 }
 
 /* 1 if lowering every rank gives rank 0's schedule rotated. */
