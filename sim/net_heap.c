@@ -236,7 +236,7 @@ herd_status_t net_heap_reserve(net_state_t *s, uint64_t live)
 
 void net_heap_push(net_state_t *s, uint64_t t, uint32_t id, uint32_t ver)
 {
-    s->next_ok = 0;
+    net_next_keep(s, t);
     if (s->nq == s->qn_cap)
         compact(s);
     /* net_heap_reserve keeps the capacity at twice the live entries. */

@@ -206,6 +206,16 @@ herd_status_t net_heap_reserve(net_state_t *s, uint64_t live);
 /* net_lane.c */
 #define NET_EV_NONE (-2)
 #define NET_EV_HEAP (-1)
+/* An event at t, queued just now, leaves net_next_event's cached answer
+ * standing unless it comes first: its sequence number is the newest, so
+ * at an equal time the cached event still wins. The engine queues most
+ * events for later than the next one. */
+static inline void net_next_keep(net_state_t *s, uint64_t t)
+{
+    if (s->next_ok && (s->next_src == NET_EV_NONE || t < s->next_ev.t))
+        s->next_ok = 0;
+}
+
 /* The lane of a latency (NET_LANE_HEAP when all lanes are taken). */
 uint8_t net_lane_of(net_state_t *s, uint64_t lat);
 /* Count one more live flow on the lane, making room for its delivery. */

@@ -52,7 +52,7 @@ void net_lane_push(net_state_t *s, uint8_t lane, uint64_t t, uint32_t flow)
         net_heap_push(s, t, flow, NET_EV_DELIVERY);
         return;
     }
-    s->next_ok = 0;
+    net_next_keep(s, t);
     net_lane_t *l = &s->lanes[lane];
     /* net_lane_reserve made room: users >= queued deliveries */
     net_dev_t *d = &l->q[(l->head + l->n++) & (l->cap - 1)];

@@ -92,7 +92,9 @@ void net_conn_schedule(net_state_t *s, uint32_t ci, uint64_t t)
 {
     net_conn_t *c = &s->conns[ci];
     c->ver = (c->ver + 1) & NET_VER_MASK;
-    s->next_ok = 0;
+    /* the cached next event may be this connection's entry, stale now */
+    if (s->next_ok && s->next_src == NET_EV_HEAP && s->next_ev.id == ci)
+        s->next_ok = 0;
     c->t_done = t;
     net_heap_push(s, t, ci, c->ver);
 }
