@@ -153,12 +153,13 @@ static void enqueue_send(tcp_op_t *op, uint32_t s)
         tcp_op_fail(op, HERD_ERR_PEER_FAILED, msg);
         return;
     }
-    if (p->out_fd < 0 && p->state == TCP_PEER_BYE) {
+    if (p->out_fd == TCP_FD_AWAIT) {
+        /* queued until the peer's connection arrives (link.c) */
+    } else if (p->out_fd < 0 && p->state == TCP_PEER_BYE) {
         snprintf(msg, sizeof(msg), "rank %d has exited", p->world_rank);
         tcp_op_fail(op, HERD_ERR_RANK_EXITED, msg);
         return;
-    }
-    if (p->out_fd < 0) { /* broken: the op fails with the verdict */
+    } else if (p->out_fd < 0) { /* broken: the op fails with the verdict */
         snprintf(msg, sizeof(msg), "rank %d failed: connection closed",
                  p->world_rank);
         tcp_peer_suspect(op->w, p, msg);

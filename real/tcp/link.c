@@ -70,24 +70,85 @@ static void peer_in_cb(evutil_socket_t fd, short what, void *arg)
     tcp_peer_readable(p->w, p);
 }
 
+static void out_read_cb(evutil_socket_t fd, short what, void *arg);
+static void out_write_cb(evutil_socket_t fd, short what, void *arg);
+
+static void peer_write(tcp_world_t *w, tcp_peer_t *p);
+
+static int peer_watch_in(tcp_world_t *w, tcp_peer_t *p, int fd)
+{
+    p->in_fd = fd;
+    p->in_ev = event_new(w->base, fd, EV_READ | EV_PERSIST, peer_in_cb, p);
+    if (p->in_ev && event_add(p->in_ev, NULL) == 0)
+        return 0;
+    if (p->in_ev)
+        event_free(p->in_ev);
+    p->in_ev = NULL;
+    p->in_fd = -1;
+    return -1;
+}
+
+static int may_adopt(const tcp_world_t *w, const tcp_peer_t *p)
+{
+    return p->state == TCP_PEER_ALIVE && !w->closing && p->in_fd == -1 &&
+           (p->out_fd == -1 || p->out_fd == TCP_FD_AWAIT || p->out_wait);
+}
+
+/* Send on the socket we read from, and flush what waited for it. */
+static void adopt_out(tcp_world_t *w, tcp_peer_t *p, int fd)
+{
+    p->out_fd = fd;
+    p->out_wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, out_write_cb, p);
+    if (!p->out_wev)
+        p->out_fd = -1;
+    peer_write(w, p);
+}
+
+/* One socket per pair carries both directions, so each side's
+ * acknowledgements ride on its data instead of costing a packet per
+ * message. The lower rank's connection is the pair's: it sends at once,
+ * and the higher rank drops its own pending one (see watch_out). A higher
+ * rank's connection is adopted unless ours exists, and the answer byte
+ * tells it which. */
+static void pair_accept(tcp_world_t *w, tcp_peer_t *p, int fd)
+{
+    int adopt = may_adopt(w, p);
+    if (p->world_rank > w->rank) {
+        char v = (char)adopt;
+        if (send(fd, &v, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1 || !adopt ||
+            peer_watch_in(w, p, fd) != 0) {
+            close(fd);
+            return;
+        }
+        adopt_out(w, p, fd);
+    } else {
+        if (p->in_fd >= 0 || peer_watch_in(w, p, fd) != 0) {
+            close(fd);
+            return;
+        }
+        if (adopt) {
+            if (p->out_wait) { /* ours has sent nothing yet */
+                tcp_peer_close_out(p);
+                p->out_wait = 0;
+            }
+            adopt_out(w, p, fd);
+        }
+    }
+    tcp_peer_readable(w, p);
+}
+
 static void handshake_done(tcp_world_t *w, tcp_pending_t *pd)
 {
     int r = (int)pd->buf[1];
     int fd = pd->fd;
+    int ok = pd->buf[0] == TCP_HANDSHAKE_MAGIC && r >= 0 && r < w->size &&
+             r != w->rank;
     pd->fd = -1;
-    if (pd->buf[0] != TCP_HANDSHAKE_MAGIC || r < 0 || r >= w->size ||
-        w->peers[r].in_fd >= 0) {
-        close(fd);
-        pending_free(w, pd);
-        return;
-    }
     pending_free(w, pd);
-    tcp_peer_t *p = &w->peers[r];
-    p->in_fd = fd;
-    p->in_ev = event_new(w->base, fd, EV_READ | EV_PERSIST, peer_in_cb, p);
-    if (p->in_ev)
-        event_add(p->in_ev, NULL);
-    tcp_peer_readable(w, p);
+    if (ok)
+        pair_accept(w, &w->peers[r], fd);
+    else
+        close(fd);
 }
 
 static void accept_cb(evutil_socket_t lfd, short what, void *arg)
@@ -111,6 +172,8 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
         w->pending = pd;
         if (pd->ev)
             event_add(pd->ev, NULL);
+        /* The handshake is usually there already: settle the pair now. */
+        pending_cb(fd, EV_READ, pd);
     }
 }
 
@@ -141,7 +204,6 @@ herd_status_t tcp_listen(tcp_world_t *w, char *host, size_t hostlen,
     return HERD_OK;
 }
 
-static void peer_write(tcp_world_t *w, tcp_peer_t *p);
 void tcp_peer_close_out(tcp_peer_t *p);
 
 /* A broken outgoing socket is not yet a verdict: the peer may have
@@ -176,26 +238,57 @@ void tcp_check_suspects(tcp_world_t *w)
         tcp_world_fail(w, due, HERD_ERR_PEER_FAILED, w->peers[due].suspect_why);
 }
 
-/* We never receive on an outgoing socket: readable means it closed. */
-static void out_read_cb(evutil_socket_t fd, short what, void *arg)
+/* The peer closed the socket we send on. Only queued sends fail here:
+ * receives are decided by the incoming side, whose data and goodbye may
+ * still be on their way. */
+void tcp_peer_out_closed(tcp_world_t *w, tcp_peer_t *p)
 {
-    tcp_peer_t *p = arg;
-    char c;
-    (void)what;
-    ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
-    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
-        return;
-    /* Only queued sends fail here: receives are decided by the incoming
-     * socket, whose data and goodbye may still be on their way. */
     if (p->tx_head) {
         char why[128];
         snprintf(why, sizeof(why), "rank %d closed its connection",
                  p->world_rank);
-        tcp_peer_suspect(p->w, p, why);
+        tcp_peer_suspect(w, p, why);
         return;
     }
     tcp_peer_close_out(p);
     p->out_fd = -2;
+}
+
+/* The answer to our connection (pair_accept): adopted, then the peer's
+ * data follows on it; else the peer's own connection is on its way. */
+static void verdict(tcp_world_t *w, tcp_peer_t *p, int fd, ssize_t n, char v)
+{
+    p->out_wait = 0;
+    if (n == 1 && v == 1 && p->in_fd == -1) {
+        event_free(p->out_rev);
+        p->out_rev = NULL;
+        if (peer_watch_in(w, p, fd) == 0) {
+            peer_write(w, p);
+            tcp_peer_readable(w, p);
+            return;
+        }
+    }
+    if (n == 1) {
+        tcp_peer_close_out(p);
+        p->out_fd = TCP_FD_AWAIT;
+        return;
+    }
+    tcp_peer_out_closed(w, p);
+}
+
+/* Nothing else arrives on a send-only socket: readable means it closed. */
+static void out_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    tcp_peer_t *p = arg;
+    char c = 0;
+    (void)what;
+    ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (p->out_wait)
+        verdict(p->w, p, fd, n, c);
+    else if (n <= 0)
+        tcp_peer_out_closed(p->w, p);
 }
 
 static void out_write_cb(evutil_socket_t fd, short what, void *arg)
@@ -213,7 +306,7 @@ void tcp_peer_close_out(tcp_peer_t *p)
     if (p->out_wev)
         event_free(p->out_wev);
     p->out_rev = p->out_wev = NULL;
-    if (p->out_fd >= 0)
+    if (p->out_fd >= 0 && p->out_fd != p->in_fd) /* else reading closes it */
         close(p->out_fd);
     p->out_fd = -1;
 }
@@ -233,6 +326,29 @@ static int connect_once(const tcp_peer_t *p)
     }
     freeaddrinfo(ai);
     return fd;
+}
+
+/* A socket we connected. A lower rank's is the pair's (pair_accept) and
+ * carries the peer's data too; a higher rank's waits for the answer byte
+ * before it carries anything. */
+static herd_status_t watch_out(tcp_world_t *w, tcp_peer_t *p, int fd)
+{
+    p->out_fd = fd;
+    p->out_wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, out_write_cb, p);
+    int ok = p->out_wev != NULL;
+    if (ok && w->rank < p->world_rank && p->in_fd == -1) {
+        ok = peer_watch_in(w, p, fd) == 0;
+    } else if (ok) {
+        p->out_wait = w->rank > p->world_rank;
+        p->out_rev =
+            event_new(w->base, fd, EV_READ | EV_PERSIST, out_read_cb, p);
+        ok = p->out_rev && event_add(p->out_rev, NULL) == 0;
+    }
+    if (ok)
+        return HERD_OK;
+    p->out_wait = 0;
+    tcp_peer_close_out(p);
+    return HERD_ERR_NO_MEMORY;
 }
 
 /* Connect to the peer's listening socket and say who we are. Blocking:
@@ -258,15 +374,7 @@ herd_status_t tcp_peer_connect(tcp_world_t *w, tcp_peer_t *p, int tries)
     }
     set_sockopts(fd);
     evutil_make_socket_nonblocking(fd);
-    p->out_fd = fd;
-    p->out_rev = event_new(w->base, fd, EV_READ | EV_PERSIST, out_read_cb, p);
-    p->out_wev = event_new(w->base, fd, EV_WRITE | EV_PERSIST, out_write_cb, p);
-    if (!p->out_rev || !p->out_wev) {
-        tcp_peer_close_out(p);
-        return HERD_ERR_NO_MEMORY;
-    }
-    event_add(p->out_rev, NULL);
-    return HERD_OK;
+    return watch_out(w, p, fd);
 }
 
 /* Mark the first `n` bytes written; returns the finished messages, in
@@ -334,7 +442,7 @@ static void peer_write(tcp_world_t *w, tcp_peer_t *p)
     if (p->writing)
         return; /* a completion inside the loop below queued more */
     p->writing = 1;
-    while (p->tx_head && p->out_fd >= 0) {
+    while (p->tx_head && p->out_fd >= 0 && !p->out_wait) {
         int k = build_iov(p, iov);
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)k};
         ssize_t n = sendmsg(p->out_fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -146,6 +146,8 @@ static void peer_lost(tcp_world_t *w, tcp_peer_t *p, const char *how)
         snprintf(why, sizeof(why), "rank %d failed: %s", p->world_rank, how);
         tcp_world_fail(w, p->world_rank, HERD_ERR_PEER_FAILED, why);
     }
+    if (p->out_fd >= 0 && p->out_fd == p->in_fd)
+        tcp_peer_out_closed(w, p); /* the socket we send on, too */
     if (p->in_ev)
         event_free(p->in_ev);
     p->in_ev = NULL;

@@ -4,9 +4,10 @@
  * share the world's links), operations (one executing schedule each) and
  * the wire header.
  *
- * Data path: every peer pair uses one socket per direction (the sender
- * connects lazily on first use), so each direction is a single FIFO and
- * the schedule's per-connection order is the socket's order. A message is
+ * Data path: every peer pair uses one socket for both directions (the
+ * first sender connects lazily; link.c settles simultaneous connects), so
+ * each direction is a single FIFO, the schedule's per-connection order is
+ * the socket's order, and acknowledgements ride on data. A message is
  * a 40-byte header then the payload, read straight into the destination
  * buffer when the receiving step is ready, else into a staging buffer. */
 #ifndef HERD_REAL_TCP_H
@@ -120,16 +121,21 @@ typedef struct tcp_rxstate {
 
 #define TCP_PRE_BYTES 8192u
 
+/* out_fd while the peer's connection, which will carry both directions,
+ * is on its way (link.c: pair_accept). */
+#define TCP_FD_AWAIT (-3)
+
 typedef struct tcp_peer {
     tcp_world_t *w;
     int world_rank;
     tcp_peer_state_t state;
-    int out_fd; /* we connect; we only write on it; -2: peer closed it */
+    int out_fd;   /* we write on it; -2: peer closed it; TCP_FD_AWAIT */
+    int out_wait; /* out_fd waits for the peer's answer (link.c) */
     struct event *out_rev; /* readable: the peer closed the socket */
     struct event *out_wev; /* added while the queue is blocked */
     int writing;
     tcp_tx_t *tx_head, *tx_tail;
-    int in_fd; /* the peer connected; we only read from it */
+    int in_fd; /* we read from it; usually the same socket as out_fd */
     struct event *in_ev;
     tcp_rxstate_t rx;
     tcp_rx_t *posted_head, *posted_tail; /* posted receives in order */
@@ -272,6 +278,7 @@ void tcp_link_close_all(tcp_world_t *w, int send_bye);
 void tcp_send_control(tcp_world_t *w, tcp_peer_t *p, int type, int tag);
 herd_status_t tcp_flush_all(tcp_world_t *w, double timeout_s);
 void tcp_peer_close_out(tcp_peer_t *p);
+void tcp_peer_out_closed(tcp_world_t *w, tcp_peer_t *p);
 void tcp_link_cancel_op(tcp_world_t *w, tcp_op_t *op);
 
 /* recv.c: incoming messages and matching */
