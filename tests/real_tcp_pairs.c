@@ -2,7 +2,8 @@
  * whichever rank sends first, and when both connect at the same moment
  * (the higher rank's connection is dropped, its queued data waits for the
  * lower rank's), each pair ends with a single socket that carries both
- * directions in order. Sockets are counted in /proc/self/fd. */
+ * directions in order. Sockets are counted in /proc/self/fd. Waits read
+ * awaited sockets directly or through the event loop (HERD_TCP_DIRECT). */
 #include <dirent.h>
 
 #include "real_tcp_harness.h"
@@ -172,6 +173,24 @@ START_TEST(test_allreduce_rd)
 }
 END_TEST
 
+static void event_loop_only(int rank, void *arg)
+{
+    (void)rank;
+    (void)arg;
+    setenv("HERD_TCP_DIRECT", "0", 1);
+}
+
+/* The same with every wait going through the event loop (waits read the
+ * awaited sockets directly by default): both paths give the same. */
+START_TEST(test_allreduce_event_loop_only)
+{
+    rt_opts_t o = {.child_cb = event_loop_only};
+    int codes[RT_MAX_RANKS];
+    ck_assert_int_eq(rt_spawn_opts(2, allreduce_main, NULL, &o, codes), 0);
+    ck_assert_int_eq(rt_spawn_opts(4, allreduce_main, NULL, &o, codes), 0);
+}
+END_TEST
+
 int main(void)
 {
     if (!rt_loopback_ok())
@@ -183,6 +202,7 @@ int main(void)
     tcase_add_test(tc, test_lower_rank_first);
     tcase_add_test(tc, test_higher_rank_first);
     tcase_add_test(tc, test_allreduce_rd);
+    tcase_add_test(tc, test_allreduce_event_loop_only);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

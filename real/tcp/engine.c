@@ -264,6 +264,7 @@ static herd_status_t comm_create(const herd_init_t *init, herd_comm_t **out)
      * it 8-byte latency on a loaded 2-core VM rose from ~40 us to ~1 ms,
      * BENCHMARKS.md). HERD_TCP_YIELD=0 spins without yielding. */
     w->yield = core_env_int("HERD_TCP_YIELD", 1) != 0;
+    w->direct = core_env_int("HERD_TCP_DIRECT", 1) != 0;
     st = world_setup(w, init);
     if (st != HERD_OK) {
         fprintf(stderr, "herd tcp: rank %d: setting up sockets failed: %s\n",

@@ -4,9 +4,10 @@
  * Progress runs in the calling thread (inside post, wait, test and
  * modelled compute), not in a progress thread: there are no locks on the
  * data path and no cross-thread wake-up per completion, which on small
- * machines costs 10-60 us (DESIGN.md). A wait first polls the event loop
- * without blocking for HERD_TCP_SPIN_US (default 200 us; yielding the CPU
- * between polls when ranks outnumber cores), then blocks in epoll.
+ * machines costs 10-60 us (DESIGN.md). A wait first polls without
+ * blocking for HERD_TCP_SPIN_US (default 200 us; yielding the CPU between
+ * polls), then blocks in epoll. Polling reads the awaited sockets directly
+ * and runs the event loop every 8th pass (HERD_TCP_DIRECT=0: every pass).
  *
  * A timeout names the ranks that did not join: every rank that times out
  * publishes how far it got in the group through the store, waits a grace
@@ -157,12 +158,41 @@ static void op_timeout(tcp_op_t *op)
         tcp_flight_dump(w, dir);
 }
 
+#define DIRECT_PEERS 4
+
+/* Read the sockets of the peers this rank awaits data from straight away,
+ * without the event loop: one epoll_wait and libevent's dispatch less per
+ * message. Only while no send is blocked (the loop watches those) and few
+ * peers are awaited. Returns 0 when the event loop must run instead. */
+static int poll_direct(tcp_world_t *w)
+{
+    tcp_peer_t *ps[DIRECT_PEERS];
+    int n = 0;
+    for (int r = 0; r < w->size; r++) {
+        tcp_peer_t *p = &w->peers[r];
+        if (p->tx_head)
+            return 0;
+        if (p->in_fd < 0 ||
+            (!p->posted_head && p->rx.mode == TCP_RX_HEADER && !p->rx.hdr_got))
+            continue;
+        if (n == DIRECT_PEERS)
+            return 0;
+        ps[n++] = p;
+    }
+    for (int i = 0; i < n; i++)
+        tcp_peer_readable(w, ps[i]);
+    return n > 0;
+}
+
 static void spin(tcp_op_t *op)
 {
     tcp_world_t *w = op->w;
     uint64_t end = tcp_now_ns() + (uint64_t)w->spin_us * 1000;
     do {
-        tcp_progress(w, 0);
+        /* Every 8th pass (counted across waits) runs the loop: accepts,
+         * control messages, signals, data nothing is posted for yet. */
+        if ((++w->polls & 7) == 0 || !w->direct || !poll_direct(w))
+            tcp_progress(w, 0);
         if (op->done)
             return;
         if (w->yield)

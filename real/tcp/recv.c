@@ -251,11 +251,14 @@ static ssize_t peer_recv(tcp_peer_t *p, char *to, size_t want)
 {
     tcp_rxstate_t *s = &p->rx;
     if (s->pre_off == s->pre_len && want < TCP_PRE_BYTES) {
+        if (s->drained) /* a short read emptied the socket just now */
+            return -2;
         ssize_t n = recv(p->in_fd, s->pre, TCP_PRE_BYTES, MSG_DONTWAIT);
         if (n <= 0)
             return n < 0 && (errno == EAGAIN || errno == EINTR) ? -2 : n;
         s->pre_off = 0;
         s->pre_len = (size_t)n;
+        s->drained = n < (ssize_t)TCP_PRE_BYTES;
     }
     if (s->pre_off < s->pre_len) {
         size_t k = s->pre_len - s->pre_off;
@@ -308,6 +311,9 @@ void tcp_peer_readable(tcp_world_t *w, tcp_peer_t *p)
     tcp_rxstate_t *s = &p->rx;
     /* Bounded, so one pass of the loop serves every socket in turn; but
      * the read-ahead is always emptied (epoll cannot see it). */
+    /* The socket is level-triggered: what arrives after a short read is
+     * seen by the next poll, so no recv() just to hear EAGAIN. */
+    s->drained = 0;
     for (int rounds = 0; p->in_fd >= 0; rounds++) {
         if (rounds >= 64 && s->pre_off == s->pre_len)
             return;

@@ -117,6 +117,7 @@ typedef struct tcp_rxstate {
      * socket has, up to TCP_PRE_BYTES, in one recv(). */
     char *pre;
     size_t pre_len, pre_off;
+    int drained; /* this pass's read-ahead recv() came back short */
 } tcp_rxstate_t;
 
 #define TCP_PRE_BYTES 8192u
@@ -212,7 +213,9 @@ struct tcp_world {
     size_t pool_len[8];
     int spin_us;
     uint64_t fail_grace_ns; /* a suspect peer is declared failed after */
-    int yield; /* more local ranks than cores: yield while spinning */
+    int yield;      /* more local ranks than cores: yield while spinning */
+    int direct;     /* waits read awaited sockets without the event loop */
+    unsigned polls; /* passes of the wait loop (progress.c) */
 };
 
 typedef struct tcp_comm {
