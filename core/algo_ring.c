@@ -9,7 +9,9 @@
  * s+1), which is also the FIFO order on each connection.
  *
  * Rank r's schedule is rank 0's with peers rotated by r whenever the
- * sizes of what it sends do not depend on r (core_ring_rotational). */
+ * sizes of what it sends do not depend on r, and is so in everything but
+ * those sizes whenever no rank skips an empty chunk
+ * (core_ring_rotational). */
 #include <stdlib.h>
 
 #include "core/sched_algo.h"
@@ -38,13 +40,20 @@ static uint64_t blk(const ring_t *g, uint64_t base, uint64_t n, int b,
     return cl;
 }
 
+/* all_reduce: chunks per block of a channel range of n elements (cut
+ * for the largest block, so every rank uses the same number). */
+static uint64_t ring_ar_nchunks(const core_alg_t *a, uint64_t n)
+{
+    return core_alg_nchunks(a, (n + (uint64_t)a->p - 1) / (uint64_t)a->p);
+}
+
 /* all_reduce on channel range [base, base+n). OUT accumulates; the
  * schedule is also correct when IN and OUT are the same buffer. */
 static void ring_ar(ring_t *g, int ch, uint64_t base, uint64_t n)
 {
     core_alg_t *a = g->a;
     int p = g->p, r = g->r;
-    uint64_t J = core_alg_nchunks(a, (n + (uint64_t)p - 1) / (uint64_t)p);
+    uint64_t J = ring_ar_nchunks(a, n);
     int64_t *last = core_alg_idx(a, J);
     int64_t *rs_send = core_alg_idx(a, (uint64_t)(p - 1) * J);
     if (!last || !rs_send)
@@ -196,15 +205,28 @@ herd_status_t core_algo_ring(core_alg_t *a)
     return a->err;
 }
 
+/* all_reduce on a channel range of n elements emits a step for every
+ * chunk of every block on every rank (none is empty and skipped) when
+ * its smallest block, floor(n / p), has at least as many elements as
+ * there are chunks per block. Blocks of every size are then cut into
+ * the same number of chunks by every rank: only the sizes differ. */
+static int ring_ar_dense(const core_alg_t *a, uint64_t n)
+{
+    return n == 0 || n / (uint64_t)a->p >= ring_ar_nchunks(a, n);
+}
+
 /* all_gather and reduce_scatter move channel parts of every rank's block,
  * whose sizes do not depend on the rank. all_reduce sends blocks
  * (r - s) mod p of each channel's range: the same sizes for every r only
- * when the range splits into p equal blocks (and then so do the chunks).
+ * when the range splits into p equal blocks (and then so do the chunks);
+ * the same steps otherwise as long as no chunk is empty (a rank whose
+ * excluded block is a smaller one would skip different steps).
  * Channel ranges have length q or q + 1 (core_split); an empty channel is
  * skipped by every rank alike. Broadcast and reduce are chains from the
  * root: never symmetric for p > 1. */
-int core_ring_rotational(const core_sched_desc_t *d)
+int core_ring_rotational(const core_alg_t *a, int except_counts)
 {
+    const core_sched_desc_t *d = a->d;
     uint64_t p = (uint64_t)d->nranks, nch = (uint64_t)d->channels;
     uint64_t q = d->count / nch, rem = d->count % nch;
     switch (d->coll) {
@@ -212,6 +234,8 @@ int core_ring_rotational(const core_sched_desc_t *d)
     case HERD_COLL_REDUCE_SCATTER:
         return 1;
     case HERD_COLL_ALL_REDUCE:
+        if (except_counts)
+            return ring_ar_dense(a, q) && (rem == 0 || ring_ar_dense(a, q + 1));
         return q % p == 0 && (rem == 0 || (q + 1) % p == 0);
     default:
         return 0;

@@ -1,6 +1,8 @@
 /* core/sched.c - schedule objects: the step builder, lowering dispatch to
  * the algorithm families (core/algo_*.c), which algorithm implements which
- * collective, and the size-based default choice. */
+ * collective, and the size-based default choice. The same dispatch also
+ * runs in a counting mode (core_sched_counts): the algorithms' own
+ * arithmetic gives every step's count, but no step is stored. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,28 +203,43 @@ static herd_status_t dispatch(core_alg_t *a)
     }
 }
 
-herd_status_t core_sched_lower(const core_sched_desc_t *desc, core_sched_t *out)
+/* Validates desc, resolves AUTO into *d and sets up a lowering context
+ * for it writing into s (which it zeroes). */
+static herd_status_t alg_init(const core_sched_desc_t *desc,
+                              core_sched_desc_t *d, core_sched_t *s,
+                              core_alg_t *a)
 {
     herd_status_t st = check_desc(desc);
     if (st != HERD_OK)
         return st;
-    core_sched_desc_t d = *desc;
-    if (d.algo == HERD_ALGO_AUTO)
-        d.algo = core_sched_pick(d.coll, d.nranks, d.count * d.elem_size);
-    if (!core_sched_supports(d.algo, d.coll))
+    *d = *desc;
+    if (d->algo == HERD_ALGO_AUTO)
+        d->algo = core_sched_pick(d->coll, d->nranks, d->count * d->elem_size);
+    if (!core_sched_supports(d->algo, d->coll))
         return HERD_ERR_UNSUPPORTED;
-    memset(out, 0, sizeof(*out));
+    memset(s, 0, sizeof(*s));
+    uint64_t ce = d->elem_size ? d->chunk_bytes / d->elem_size : 0;
+    *a = (core_alg_t){.d = d,
+                      .s = s,
+                      .p = d->nranks,
+                      .rank = d->rank,
+                      .nch = d->channels,
+                      .chunk_elems = d->chunk_bytes == 0 ? UINT64_MAX
+                                     : ce                ? ce
+                                                         : 1,
+                      .err = HERD_OK};
+    return HERD_OK;
+}
+
+herd_status_t core_sched_lower(const core_sched_desc_t *desc, core_sched_t *out)
+{
+    core_sched_desc_t d;
+    core_alg_t a;
+    herd_status_t st = alg_init(desc, &d, out, &a);
+    if (st != HERD_OK)
+        return st;
     out->desc = d;
-    uint64_t ce = d.elem_size ? d.chunk_bytes / d.elem_size : 0;
-    core_alg_t a = {.d = &out->desc,
-                    .s = out,
-                    .p = d.nranks,
-                    .rank = d.rank,
-                    .nch = d.channels,
-                    .chunk_elems = d.chunk_bytes == 0 ? UINT64_MAX
-                                   : ce               ? ce
-                                                      : 1,
-                    .err = HERD_OK};
+    a.d = &out->desc;
     st = dispatch(&a);
     if (st == HERD_OK)
         st = a.err;
@@ -231,24 +248,62 @@ herd_status_t core_sched_lower(const core_sched_desc_t *desc, core_sched_t *out)
     return st;
 }
 
-int core_sched_rotational(const core_sched_desc_t *desc)
+herd_status_t core_sched_counts(const core_sched_desc_t *desc, uint64_t *out,
+                                size_t n)
 {
-    core_sched_desc_t d = *desc;
-    d.rank = 0;
-    if (check_desc(&d) != HERD_OK)
-        return 0;
-    if (d.algo == HERD_ALGO_AUTO)
-        d.algo = core_sched_pick(d.coll, d.nranks, d.count * d.elem_size);
-    if (!core_sched_supports(d.algo, d.coll))
+    core_sched_desc_t d;
+    core_sched_t s; /* receives nothing but scratch_count */
+    core_alg_t a;
+    herd_status_t st = alg_init(desc, &d, &s, &a);
+    if (st != HERD_OK)
+        return st;
+    uint64_t none;
+    a.counts = out ? out : &none; /* non-NULL: counting mode */
+    a.counts_cap = out ? n : 0;
+    st = dispatch(&a);
+    if (st == HERD_OK)
+        st = a.err;
+    if (st == HERD_OK && a.ncounts != n)
+        st = HERD_ERR_INVALID_ARG;
+    return st;
+}
+
+/* core_sched_rotational and core_sched_rotational_shape. */
+static int rotational(const core_sched_desc_t *desc, int except_counts)
+{
+    core_sched_desc_t d0 = *desc, d;
+    core_sched_t s;
+    core_alg_t a;
+    d0.rank = 0;
+    if (alg_init(&d0, &d, &s, &a) != HERD_OK)
         return 0;
     /* mirrors dispatch(): one rank is trivially symmetric, and every
      * algorithm lowers barrier by dissemination (to r + 2^k) */
     if (d.nranks == 1 || d.coll == HERD_COLL_BARRIER)
         return 1;
-    return d.algo == HERD_ALGO_RING ? core_ring_rotational(&d) : 0;
+    return d.algo == HERD_ALGO_RING ? core_ring_rotational(&a, except_counts)
+                                    : 0;
+}
+
+int core_sched_rotational(const core_sched_desc_t *desc)
+{
+    return rotational(desc, 0);
+}
+
+int core_sched_rotational_shape(const core_sched_desc_t *desc)
+{
+    return rotational(desc, 1);
 }
 
 /* ---- helpers for the algorithm files (declared in sched_algo.h) ---- */
+
+/* core_sched_counts: the step only numbered and its count kept. */
+static int64_t alg_count(core_alg_t *a, uint64_t count)
+{
+    if (a->ncounts < a->counts_cap)
+        a->counts[a->ncounts] = count;
+    return (int64_t)a->ncounts++;
+}
 
 int64_t core_alg_step0(core_alg_t *a, core_step_kind_t kind, int peer,
                        core_buf_t sb, uint64_t so, core_buf_t db, uint64_t dof,
@@ -256,6 +311,8 @@ int64_t core_alg_step0(core_alg_t *a, core_step_kind_t kind, int peer,
 {
     if (a->err != HERD_OK)
         return -1;
+    if (a->counts)
+        return alg_count(a, count);
     int64_t i = core_sched_add(a->s, kind, peer, 0, sb, so, db, dof, count,
                                deps, ndeps);
     if (i < 0) {
@@ -271,6 +328,8 @@ int64_t core_alg_step(core_alg_t *a, core_step_kind_t kind, int peer, int ch,
 {
     if (count == 0 || a->err != HERD_OK)
         return -1;
+    if (a->counts)
+        return alg_count(a, count);
     if (kind == CORE_STEP_SEND)
         db = CORE_BUF_NONE;
     if (kind == CORE_STEP_RECV)

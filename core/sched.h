@@ -134,6 +134,25 @@ int64_t core_sched_add(core_sched_t *s, core_step_kind_t kind, int peer,
  * one rank's schedule and derive the others from it. */
 int core_sched_rotational(const core_sched_desc_t *desc);
 
+/* 1 when every rank's schedule is rank 0's with peers rotated as above
+ * in everything except the counts: the same steps in the same order with
+ * the same kinds, channels, buffers and dependencies, each step's count
+ * possibly depending on the rank (core_sched_counts gives them). True
+ * whenever core_sched_rotational is, and for ring all_reduce whenever no
+ * rank skips a step: every chunk of every block is non-empty, i.e. each
+ * channel's range is at least p times its number of chunks per block.
+ * Then rank r's executor can be derived from rank 0's and r's counts. */
+int core_sched_rotational_shape(const core_sched_desc_t *desc);
+
+/* The counts of desc->rank's steps, in schedule order, into out[0 .. n):
+ * what core_sched_lower would give in steps[i].count, by the same
+ * lowering code but without building steps or dependency lists (no
+ * allocation beyond the algorithm's own bookkeeping). n must be the
+ * number of steps: HERD_ERR_INVALID_ARG when it is not (out is then
+ * unspecified), and core_sched_lower's errors for a bad descriptor. */
+herd_status_t core_sched_counts(const core_sched_desc_t *desc, uint64_t *out,
+                                size_t n);
+
 /* Print a readable schedule (one line per step) to `f`. */
 void core_sched_print(const core_sched_t *s, FILE *f);
 

@@ -22,6 +22,10 @@ typedef struct core_alg {
     int nch;              /* channels */
     uint64_t chunk_elems; /* max elements per pipelined chunk */
     herd_status_t err;    /* first failure; later emissions are no-ops */
+    /* core_sched_counts: steps are numbered and their counts stored in
+     * counts[0 .. counts_cap) instead of being added to s (NULL: lower) */
+    uint64_t *counts;
+    size_t ncounts, counts_cap;
 } core_alg_t;
 
 /* Balanced split of n into `parts`: returns the length of part i and sets
@@ -116,8 +120,10 @@ herd_status_t core_algo_hier(core_alg_t *a);
 herd_status_t core_algo_rd(core_alg_t *a);
 herd_status_t core_algo_barrier(core_alg_t *a);
 
-/* core_sched_rotational for a valid ring descriptor with p > 1 (algo
- * resolved): 1 when ring's lowering of d is rotation symmetric. */
-int core_ring_rotational(const core_sched_desc_t *d);
+/* core_sched_rotational (except_counts 0) and
+ * core_sched_rotational_shape (except_counts 1) for a valid ring
+ * descriptor with p > 1 (algo resolved): 1 when ring's lowering of a->d
+ * is rotation symmetric (in everything but the counts). */
+int core_ring_rotational(const core_alg_t *a, int except_counts);
 
 #endif

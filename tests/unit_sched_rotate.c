@@ -4,7 +4,9 @@
  * counts, dependencies, rotated peers, scratch), over many collectives,
  * algorithms, group sizes, counts, channels and chunk sizes; for ring
  * all_reduce the even-split condition is exact (not merely sufficient);
- * the benchmark's shapes (512 and 1024 ranks) are claimed symmetric. */
+ * the benchmark's shapes (512 and 1024 ranks) are claimed symmetric.
+ * core_sched_rotational_shape (the same but for counts) likewise, and
+ * exactly for ring all_reduce with uneven splits (DDP buckets). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,23 +27,26 @@ static core_sched_desc_t mk(herd_coll_t coll, herd_algo_t algo, int p,
     return d;
 }
 
-/* Step i of s is step i of ref with the peer rotated by r. */
+/* Step i of s is step i of ref with the peer rotated by r (and the same
+ * count unless except_counts). */
 static int step_rotated(const core_sched_t *ref, const core_sched_t *s,
-                        uint32_t i, int r)
+                        uint32_t i, int r, int except_counts)
 {
     const core_step_t *a = &ref->steps[i], *b = &s->steps[i];
     int p = ref->desc.nranks;
     int peer = a->peer < 0 ? a->peer : (a->peer + r) % p;
     if (a->kind != b->kind || a->channel != b->channel ||
         a->src_buf != b->src_buf || a->dst_buf != b->dst_buf ||
-        a->count != b->count || a->ndeps != b->ndeps || b->peer != peer)
+        (!except_counts && a->count != b->count) || a->ndeps != b->ndeps ||
+        b->peer != peer)
         return 0;
     return a->ndeps == 0 || memcmp(&ref->deps[a->dep_off], &s->deps[b->dep_off],
                                    a->ndeps * sizeof(*ref->deps)) == 0;
 }
 
-/* 1 if lowering every rank gives rank 0's schedule rotated. */
-static int rotated_equal(const core_sched_desc_t *desc)
+/* 1 if lowering every rank gives rank 0's schedule rotated (but for the
+ * counts if except_counts). */
+static int rotated_same(const core_sched_desc_t *desc, int except_counts)
 {
     core_sched_desc_t d = *desc;
     core_sched_t ref = {0}, s = {0};
@@ -54,11 +59,16 @@ static int rotated_equal(const core_sched_desc_t *desc)
         same = s.nsteps == ref.nsteps && s.ndeps == ref.ndeps &&
                s.scratch_count == ref.scratch_count;
         for (uint32_t i = 0; same && i < s.nsteps; i++)
-            same = step_rotated(&ref, &s, i, r);
+            same = step_rotated(&ref, &s, i, r, except_counts);
         core_sched_fini(&s);
     }
     core_sched_fini(&ref);
     return same;
+}
+
+static int rotated_equal(const core_sched_desc_t *desc)
+{
+    return rotated_same(desc, 0);
 }
 
 static const int sizes[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,
@@ -99,6 +109,9 @@ static int check_claims(herd_coll_t coll, herd_algo_t algo, int exact)
                         continue;
                     int claim = core_sched_rotational(&d);
                     claims += claim;
+                    /* the same schedule up to rotation is also the same
+                     * shape */
+                    ck_assert_int_le(claim, core_sched_rotational_shape(&d));
                     if (claim || exact)
                         ck_assert_msg(claim == rotated_equal(&d),
                                       "%s/%s p=%d count=%llu ch=%d chunk=%llu: "
@@ -116,6 +129,58 @@ START_TEST(test_ring_all_reduce_exact)
 {
     /* the even-split condition is exactly when the ranks are rotations */
     ck_assert_int_gt(check_claims(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING, 1), 0);
+}
+END_TEST
+
+/* core_sched_rotational_shape for ring all_reduce on p ranks: whenever
+ * it is claimed, exactly when, lowering every rank gives rank 0's steps
+ * rotated with only the counts differing. Returns the claims that
+ * core_sched_rotational does not make (uneven splits). */
+static int check_shape_claims(int p)
+{
+    static const uint64_t chunks[] = {0, 4, 36, 400};
+    uint64_t P = (uint64_t)p;
+    const uint64_t counts[] = {1,     P - 1,      P + 1,      2 * P + 1,
+                               97,    1009,       12 * P + 3, 40 * P + 7,
+                               4 * P, 100 * P + 1};
+    int uneven = 0;
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
+        for (int ch = 1; ch <= 4; ch++)
+            for (size_t j = 0; j < sizeof(chunks) / sizeof(chunks[0]); j++) {
+                core_sched_desc_t d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING,
+                                         p, counts[k], ch, chunks[j]);
+                int claim = core_sched_rotational_shape(&d);
+                uneven += claim && !core_sched_rotational(&d);
+                ck_assert_msg(claim == rotated_same(&d, 1),
+                              "p=%d count=%llu ch=%d chunk=%llu: claims %d", p,
+                              (unsigned long long)counts[k], ch,
+                              (unsigned long long)chunks[j], claim);
+            }
+    return uneven;
+}
+
+START_TEST(test_ring_all_reduce_shape_exact)
+{
+    /* uneven splits: the same steps as long as no chunk is empty */
+    static const int ps[] = {2, 3, 4, 5, 7, 8, 13, 16, 31};
+    for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+        ck_assert_int_gt(check_shape_claims(ps[i]), 0);
+    /* the DDP benchmark's buckets: 512 ranks, arbitrary sizes */
+    core_sched_desc_t d =
+        mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING, 512, 2362368 + 5, 1, 0);
+    ck_assert_int_eq(core_sched_rotational(&d), 0);
+    ck_assert_int_eq(core_sched_rotational_shape(&d), 1);
+    d.count = 511; /* a block is empty */
+    ck_assert_int_eq(core_sched_rotational_shape(&d), 0);
+    /* other collectives and algorithms: the same as full symmetry */
+    d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_TREE, 8, 1009, 1, 0);
+    ck_assert_int_eq(core_sched_rotational_shape(&d), 0);
+    d = mk(HERD_COLL_BROADCAST, HERD_ALGO_RING, 8, 1009, 1, 0);
+    ck_assert_int_eq(core_sched_rotational_shape(&d), 0);
+    d = mk(HERD_COLL_ALL_GATHER, HERD_ALGO_RING, 8, 1009, 3, 0);
+    ck_assert_int_eq(core_sched_rotational_shape(&d), 1);
+    d.channels = 0;
+    ck_assert_int_eq(core_sched_rotational_shape(&d), 0);
 }
 END_TEST
 
@@ -201,6 +266,7 @@ int main(void)
     TCase *tc = tcase_create("rotate");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_ring_all_reduce_exact);
+    tcase_add_test(tc, test_ring_all_reduce_shape_exact);
     tcase_add_test(tc, test_ring_gather_scatter);
     tcase_add_test(tc, test_chains_and_barrier);
     tcase_add_test(tc, test_other_algorithms);
