@@ -333,18 +333,7 @@ void tcp_op_free(tcp_op_t *op)
     if (!op)
         return;
     core_sched_fini(&op->sched);
-    free(op->ndeps_left);
-    free(op->dep_off);
-    free(op->dependents);
-    free(op->state);
-    free(op->enqueued);
-    free(op->prev_send);
-    free(op->next_send);
-    free(op->arrived);
-    free(op->staged);
-    free(op->tx);
-    free(op->rx);
-    free(op->ready_q);
+    free(op->arena);
     free(op->scratch_own);
     free(op->in_copy);
     free(op);

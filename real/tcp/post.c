@@ -3,6 +3,7 @@
  * core_sched_pick by size), lowers the core/ schedule for this rank,
  * prepares buffers and the per-step state, posts every receive, then starts
  * the steps that depend on nothing. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,27 +57,41 @@ static herd_status_t lower_coll(tcp_op_t *op, const core_coll_args_t *a)
     return HERD_OK;
 }
 
+/* Carves `n` elements of `size` bytes from the arena at *off. */
+static void *carve(char *arena, size_t *off, size_t n, size_t size)
+{
+    void *p = arena + *off;
+    *off += (n * size + 7) & ~(size_t)7;
+    return p;
+}
+
+/* Every per-step array in one zeroed allocation: a small collective is
+ * posted thousands of times a second, and a malloc per array showed. */
 static herd_status_t alloc_arrays(tcp_op_t *op)
 {
     uint32_t n = op->sched.nsteps;
-    size_t m = n ? n : 1;
-    op->ndeps_left = calloc(m, sizeof(uint32_t));
-    op->dep_off = calloc(m + 1, sizeof(uint32_t));
-    op->dependents =
-        calloc(op->sched.ndeps ? op->sched.ndeps : 1, sizeof(uint32_t));
-    op->state = calloc(m, 1);
-    op->enqueued = calloc(m, 1);
-    op->prev_send = malloc(m * sizeof(int32_t));
-    op->next_send = malloc(m * sizeof(int32_t));
-    op->arrived = calloc(m, 1);
-    op->staged = calloc(m, sizeof(tcp_msg_t *));
-    op->tx = calloc(m, sizeof(tcp_tx_t));
-    op->rx = calloc(m, sizeof(tcp_rx_t));
-    op->ready_q = calloc(m, sizeof(uint32_t));
-    if (!op->ndeps_left || !op->dep_off || !op->dependents || !op->state ||
-        !op->enqueued || !op->prev_send || !op->next_send || !op->arrived ||
-        !op->staged || !op->tx || !op->rx || !op->ready_q)
+    size_t m = n ? n : 1, nd = op->sched.ndeps ? op->sched.ndeps : 1;
+    size_t total = m * (sizeof(tcp_tx_t) + sizeof(tcp_rx_t) +
+                        sizeof(tcp_msg_t *) + 5 * sizeof(uint32_t) + 3) +
+                   (nd + 1) * sizeof(uint32_t) + 12 * 8;
+    char *a = calloc(1, total);
+    if (!a)
         return HERD_ERR_NO_MEMORY;
+    size_t off = 0;
+    op->arena = a;
+    op->tx = carve(a, &off, m, sizeof(tcp_tx_t));
+    op->rx = carve(a, &off, m, sizeof(tcp_rx_t));
+    op->staged = carve(a, &off, m, sizeof(tcp_msg_t *));
+    op->ndeps_left = carve(a, &off, m, sizeof(uint32_t));
+    op->dep_off = carve(a, &off, m + 1, sizeof(uint32_t));
+    op->dependents = carve(a, &off, nd, sizeof(uint32_t));
+    op->prev_send = carve(a, &off, m, sizeof(int32_t));
+    op->next_send = carve(a, &off, m, sizeof(int32_t));
+    op->ready_q = carve(a, &off, m, sizeof(uint32_t));
+    op->state = carve(a, &off, m, 1);
+    op->enqueued = carve(a, &off, m, 1);
+    op->arrived = carve(a, &off, m, 1);
+    assert(off <= total);
     return HERD_OK;
 }
 
@@ -91,15 +106,13 @@ static herd_status_t index_steps(tcp_op_t *op)
     }
     for (uint32_t i = 0; i < s->nsteps; i++)
         op->dep_off[i + 1] += op->dep_off[i];
-    uint32_t *fill = calloc(s->nsteps ? s->nsteps : 1, sizeof(uint32_t));
-    if (!fill)
-        return HERD_ERR_NO_MEMORY;
+    uint32_t *fill = op->ready_q; /* unused until the op starts */
     for (uint32_t i = 0; i < s->nsteps; i++)
         for (uint32_t j = 0; j < s->steps[i].ndeps; j++) {
             uint32_t d = s->deps[s->steps[i].dep_off + j];
             op->dependents[op->dep_off[d] + fill[d]++] = i;
         }
-    free(fill);
+    memset(fill, 0, s->nsteps * sizeof(uint32_t));
     for (uint32_t i = 0; i < s->nsteps; i++) {
         op->prev_send[i] = op->next_send[i] = -1;
         if (s->steps[i].kind != CORE_STEP_SEND)

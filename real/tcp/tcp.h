@@ -241,6 +241,7 @@ struct tcp_op {
     char *scratch_own; /* malloc'd scratch, and the in-place copy */
     char *in_copy;
     size_t esize;
+    void *arena; /* holds every per-step array below (post.c) */
     uint32_t *ndeps_left;
     uint32_t *dep_off, *dependents; /* CSR of reverse dependencies */
     uint8_t *state;
