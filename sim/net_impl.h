@@ -147,6 +147,10 @@ typedef struct net_state {
 
     net_lane_t lanes[NET_LANES];
     uint32_t nlanes;
+    /* The lane whose head delivery is the earliest of all lane heads
+     * (NET_EV_NONE: all empty), valid while lane_min_ok: heads change
+     * only when a lane is popped or an empty one gets a delivery. */
+    int lane_min, lane_min_ok;
 
     /* send completions (net_heap.c): nodes in FIFO buckets per time */
     net_qnode_t *qn;

@@ -54,11 +54,37 @@ void net_lane_push(net_state_t *s, uint8_t lane, uint64_t t, uint32_t flow)
     }
     net_next_keep(s, t);
     net_lane_t *l = &s->lanes[lane];
+    /* a new head comes first only if earlier: its sequence is the newest */
+    if (l->n == 0 && s->lane_min_ok &&
+        (s->lane_min == NET_EV_NONE ||
+         t < s->lanes[s->lane_min].q[s->lanes[s->lane_min].head].t))
+        s->lane_min = lane;
     /* net_lane_reserve made room: users >= queued deliveries */
     net_dev_t *d = &l->q[(l->head + l->n++) & (l->cap - 1)];
     d->t = t;
     d->seq = s->seq++;
     d->flow = flow;
+}
+
+/* The lane with the earliest head, by (time, sequence). */
+static int lane_min(net_state_t *s)
+{
+    if (s->lane_min_ok)
+        return s->lane_min;
+    int best = NET_EV_NONE;
+    for (uint32_t i = 0; i < s->nlanes; i++) {
+        const net_lane_t *l = &s->lanes[i];
+        if (l->n == 0)
+            continue;
+        const net_dev_t *d = &l->q[l->head];
+        const net_lane_t *b = best == NET_EV_NONE ? NULL : &s->lanes[best];
+        if (!b || d->t < b->q[b->head].t ||
+            (d->t == b->q[b->head].t && d->seq < b->q[b->head].seq))
+            best = (int)i;
+    }
+    s->lane_min = best;
+    s->lane_min_ok = 1;
+    return best;
 }
 
 int net_next_event(net_state_t *s, net_ev_t *out)
@@ -73,17 +99,18 @@ int net_next_event(net_state_t *s, net_ev_t *out)
         *out = *h;
         src = NET_EV_HEAP;
     }
-    for (uint32_t i = 0; i < s->nlanes; i++) {
-        const net_lane_t *l = &s->lanes[i];
-        if (l->n == 0)
-            continue;
+    int li = lane_min(s);
+    if (li != NET_EV_NONE) {
+        const net_lane_t *l = &s->lanes[li];
         const net_dev_t *d = &l->q[l->head];
-        if (src != NET_EV_NONE &&
-            (d->t > out->t || (d->t == out->t && d->seq > out->seq)))
-            continue;
-        *out = (net_ev_t){
-            .t = d->t, .seq = d->seq, .id = d->flow, .ver = NET_EV_DELIVERY};
-        src = (int)i;
+        if (src == NET_EV_NONE || d->t < out->t ||
+            (d->t == out->t && d->seq < out->seq)) {
+            *out = (net_ev_t){.t = d->t,
+                              .seq = d->seq,
+                              .id = d->flow,
+                              .ver = NET_EV_DELIVERY};
+            src = li;
+        }
     }
     if (src != NET_EV_NONE)
         s->next_ev = *out;
@@ -100,6 +127,7 @@ void net_next_pop(net_state_t *s, int src)
         return;
     }
     net_lane_t *l = &s->lanes[src];
+    s->lane_min_ok = 0;
     l->head = (l->head + 1) & (l->cap - 1);
     l->n--;
     l->users--; /* the flow is gone once delivered */
@@ -110,5 +138,6 @@ void net_lanes_free(net_state_t *s)
     for (uint32_t i = 0; i < s->nlanes; i++)
         free(s->lanes[i].q);
     memset(s->lanes, 0, sizeof(s->lanes));
+    s->lane_min_ok = 0;
     s->nlanes = 0;
 }
