@@ -25,52 +25,54 @@ static void mark_dirty(net_state_t *s, uint32_t l)
 }
 
 /* A connection alone on every link of its path, none of them waiting
- * to be settled: its max-min share is the path's smallest capacity,
- * known without a settle. Most connections of a collective are alone
- * (one flow per NIC and port at a time), so most joins and leaves skip
- * the component search. */
-static int alone(const net_state_t *s, const net_conn_t *c, uint32_t others)
-{
-    for (uint32_t k = 0; k < c->nlinks; k++) {
-        const net_link_t *l = &s->links[c->link[k]];
-        if (l->n != others || l->dirty)
-            return 0;
-    }
-    return 1;
-}
-
-static double path_cap(const net_state_t *s, const net_conn_t *c)
-{
-    double cap = INFINITY;
-    for (uint32_t k = 0; k < c->nlinks; k++)
-        if (s->links[c->link[k]].cap < cap)
-            cap = s->links[c->link[k]].cap;
-    return cap < 1.0 ? 1.0 : cap; /* as waterfill() */
-}
-
+ * to be settled, has the path's smallest capacity as its max-min share,
+ * known without a settle; when it leaves, nobody else's share changes.
+ * Most connections of a collective are alone (one flow per NIC and port
+ * at a time), so most joins and leaves skip the component search. */
 int net_share_join(net_state_t *s, uint32_t ci)
 {
     net_conn_t *c = &s->conns[ci];
     assert(!c->in_links);
-    int solo = alone(s, c, 0);
+    int solo = 1;
+    double cap = INFINITY;
     for (uint32_t k = 0; k < c->nlinks; k++) {
         net_link_t *l = &s->links[c->link[k]];
         assert(l->n < l->conns_cap);
+        solo &= l->n == 0 && !l->dirty;
+        if (l->cap < cap)
+            cap = l->cap;
         c->pos[k] = l->n;
         l->conns[l->n++] = ci;
-        if (!solo)
-            mark_dirty(s, c->link[k]);
     }
+    if (!solo)
+        for (uint32_t k = 0; k < c->nlinks; k++)
+            mark_dirty(s, c->link[k]);
     c->in_links = 1;
-    c->rate = solo ? path_cap(s, c) : 0;
+    c->rate = solo ? (cap < 1.0 ? 1.0 : cap) /* as waterfill() */ : 0;
     return solo;
+}
+
+static int leaves_alone(const net_state_t *s, const net_conn_t *c)
+{
+    for (uint32_t k = 0; k < c->nlinks; k++) {
+        const net_link_t *l = &s->links[c->link[k]];
+        if (l->n != 1 || l->dirty)
+            return 0;
+    }
+    return 1;
 }
 
 void net_share_leave(net_state_t *s, uint32_t ci)
 {
     net_conn_t *c = &s->conns[ci];
     assert(c->in_links);
-    int solo = alone(s, c, 1); /* nobody else's share changes */
+    c->in_links = 0;
+    c->rate = 0;
+    if (leaves_alone(s, c)) {
+        for (uint32_t k = 0; k < c->nlinks; k++)
+            s->links[c->link[k]].n = 0;
+        return;
+    }
     for (uint32_t k = 0; k < c->nlinks; k++) {
         uint32_t li = c->link[k];
         net_link_t *l = &s->links[li];
@@ -81,11 +83,8 @@ void net_share_leave(net_state_t *s, uint32_t ci)
         for (uint32_t j = 0; j < m->nlinks; j++)
             if (m->link[j] == li)
                 m->pos[j] = at;
-        if (!solo)
-            mark_dirty(s, li);
+        mark_dirty(s, li);
     }
-    c->in_links = 0;
-    c->rate = 0;
 }
 
 void net_conn_schedule(net_state_t *s, uint32_t ci, uint64_t t)
