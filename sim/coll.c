@@ -7,7 +7,8 @@
  * except where the members' schedules are rotations of one another and
  * offsets do not matter (phantom buffers): then only the first poster
  * lowers, and the others' executors are derived from its (far cheaper
- * for a large ring; the results are the same). */
+ * for a large ring; the results are the same), with their own counts
+ * where those alone differ (ring all_reduce split unevenly). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,14 +158,18 @@ static core_sched_desc_t sched_desc(const sim_world_t *w,
 
 /* Whether later members may be built from the first one's executor: the
  * simulator reads no offsets with phantom buffers, and the NCCL model
- * lowers outside core/. */
+ * lowers outside core/. 2: the members' schedules are rotations of one
+ * another; 1: so but for the counts (each member counts its own with
+ * core_sched_counts); 0: neither. */
 static int rotational(const sim_world_t *w, const sim_inst_t *inst)
 {
     if (w->opts.real_buffers || w->opts.no_rotation ||
         inst->algo == HERD_ALGO_NCCL)
         return 0;
     core_sched_desc_t d = sched_desc(w, inst, 0);
-    return core_sched_rotational(&d);
+    if (core_sched_rotational(&d))
+        return 2;
+    return core_sched_rotational_shape(&d);
 }
 
 static herd_status_t lower(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
@@ -217,8 +222,10 @@ static herd_status_t make_exec(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
         core_sched_fini(&s);
         return st;
     }
-    if (inst->p > 1 && rotational(w, inst))
-        st = sim_exec_keep_rotation(inst, x);
+    int rot = inst->p > 1 ? rotational(w, inst) : 0;
+    core_sched_desc_t d = sched_desc(w, inst, 0);
+    if (rot)
+        st = sim_exec_keep_rotation(inst, x, rot == 1 ? &d : NULL);
     if (st != HERD_OK) {
         sim_exec_destroy(x);
         return st;

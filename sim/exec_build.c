@@ -8,7 +8,10 @@
  * (core_sched_rotational) and offsets are never read (phantom buffers),
  * only the first member's is converted: the others share its arrays and
  * get its connections with the peers rotated (sim_exec_create_rotated),
- * O(connections) instead of O(steps) each. */
+ * O(connections) instead of O(steps) each. Where only the counts differ
+ * (core_sched_rotational_shape: ring all_reduce split unevenly), each
+ * member also counts its own (core_sched_counts), O(steps) but without
+ * lowering or converting a schedule. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -108,8 +111,9 @@ void sim_exec_destroy(sim_exec_t *x)
 typedef struct sim_xbuild {
     sim_xstep_t *xs;
     uint32_t *rdeps, *list, *cnt, *w0, *ready;
+    uint64_t *c64; /* a rotated member's counts (core_sched_counts) */
     size_t nrdeps, nready;
-    size_t xcap, lcap, ccap, rcap, wcap, dcap; /* elements of each */
+    size_t xcap, lcap, ccap, rcap, wcap, dcap, c64cap; /* elements */
 } xbuild_t;
 
 void sim_exec_build_fini(sim_world_t *w)
@@ -123,6 +127,7 @@ void sim_exec_build_fini(sim_world_t *w)
     free(b->cnt);
     free(b->w0);
     free(b->ready);
+    free(b->c64);
     free(b);
     w->xbuild = NULL;
 }
@@ -510,10 +515,12 @@ herd_status_t sim_exec_create(sim_world_t *w, sim_inst_t *inst, int member,
     return HERD_OK;
 }
 
-herd_status_t sim_exec_keep_rotation(sim_inst_t *inst, const sim_exec_t *x)
+herd_status_t sim_exec_keep_rotation(sim_inst_t *inst, const sim_exec_t *x,
+                                     const core_sched_desc_t *counts)
 {
-    /* offsets (real buffers) and 64-bit counts are per member */
-    if (inst->rot || x->real || x->wide)
+    /* offsets (real buffers) are per member, and so are 64-bit counts
+     * unless every member counts its own */
+    if (inst->rot || x->real || (x->wide && !counts))
         return HERD_OK;
     sim_rot_t *t = calloc(1, sizeof(*t));
     size_t n = x->nconns;
@@ -534,7 +541,10 @@ herd_status_t sim_exec_keep_rotation(sim_inst_t *inst, const sim_exec_t *x)
                      .list = x->list,
                      .cnt = x->cnt,
                      .ready = x->ready,
-                     .w0 = x->w0};
+                     .w0 = x->w0,
+                     .own_counts = counts != NULL};
+    if (counts)
+        t->desc = *counts;
     inst->rot = t;
     return HERD_OK;
 }
@@ -560,6 +570,42 @@ static herd_status_t rotate_conns(sim_exec_t *x, const sim_rot_t *t)
     return HERD_OK;
 }
 
+/* Member x's counts where they differ from the template's: counted by
+ * core/ into 64-bit scratch, then shared in 32 bits with any member's
+ * equal ones, or x's own 64-bit array when one does not fit. */
+static herd_status_t rotated_counts(sim_exec_t *x, const sim_rot_t *t)
+{
+    size_t n = t->nsteps;
+    sim_world_t *w = x->w;
+    if (!w->xbuild && !(w->xbuild = calloc(1, sizeof(xbuild_t))))
+        return HERD_ERR_NO_MEMORY;
+    xbuild_t *b = w->xbuild;
+    if (grow((void **)&b->c64, &b->c64cap, n + 1, sizeof(uint64_t)) ||
+        grow((void **)&b->cnt, &b->ccap, n + 1, sizeof(uint32_t)))
+        return HERD_ERR_NO_MEMORY;
+    core_sched_desc_t d = t->desc;
+    d.rank = x->member;
+    herd_status_t st = core_sched_counts(&d, b->c64, n);
+    if (st != HERD_OK)
+        return st;
+    int wide = 0;
+    for (size_t i = 0; i < n; i++) {
+        b->cnt[i] = (uint32_t)b->c64[i];
+        wide |= b->c64[i] > UINT32_MAX;
+    }
+    const void *cnt = t->cnt; /* not read when wide */
+    if (!wide)
+        st = share(x->inst, b->cnt, n * sizeof(uint32_t), &cnt);
+    x->cnt = cnt;
+    if (!wide || st != HERD_OK)
+        return st;
+    x->wide = malloc(n * sizeof(*x->wide) + 1);
+    if (!x->wide)
+        return HERD_ERR_NO_MEMORY;
+    memcpy(x->wide, b->c64, n * sizeof(*x->wide));
+    return HERD_OK;
+}
+
 herd_status_t sim_exec_create_rotated(sim_world_t *w, sim_inst_t *inst,
                                       int member, sim_req_t *req,
                                       sim_exec_t **out)
@@ -576,6 +622,8 @@ herd_status_t sim_exec_create_rotated(sim_world_t *w, sim_inst_t *inst,
     x->nready = t->nready;
     x->w0 = t->w0;
     herd_status_t st = rotate_conns(x, t);
+    if (st == HERD_OK && t->own_counts)
+        st = rotated_counts(x, t);
     if (st == HERD_OK)
         st = wait_words(x, t->w0);
     if (st == HERD_OK)

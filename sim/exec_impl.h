@@ -113,13 +113,16 @@ struct sim_exec {
 
 /* What members whose schedules are rotations of the instance's first
  * one need from it (sim_exec_keep_rotation): its shared arrays and its
- * connections as built, before it started. */
+ * connections as built, before it started; where only the counts are not
+ * rotations of its (ring all_reduce split unevenly), how to count. */
 typedef struct sim_rot {
     int member; /* whose connections these are */
     uint32_t nsteps, nconns, nready;
     sim_xconn_t *conns;
     const sim_xstep_t *xs;
     const uint32_t *rdeps, *list, *cnt, *ready, *w0;
+    int own_counts;         /* 1: counts differ by member (from desc) */
+    core_sched_desc_t desc; /* own_counts: the collective, any rank */
 } sim_rot_t;
 
 static inline uint32_t xw_kind(uint32_t w)

@@ -272,8 +272,12 @@ void sim_exec_destroy(sim_exec_t *x);
  * (core_sched_rotational, phantom buffers): sim_exec_keep_rotation
  * records x, freshly created and not started, as the instance's template;
  * sim_exec_create_rotated then builds another member's executor from it
- * without lowering (sim/exec_build.c). */
-herd_status_t sim_exec_keep_rotation(sim_inst_t *inst, const sim_exec_t *x);
+ * without lowering (sim/exec_build.c). `counts`: NULL when the counts
+ * are the same for every member, else the descriptor (any rank) that
+ * core_sched_counts gives each member's counts from
+ * (core_sched_rotational_shape). */
+herd_status_t sim_exec_keep_rotation(sim_inst_t *inst, const sim_exec_t *x,
+                                     const core_sched_desc_t *counts);
 herd_status_t sim_exec_create_rotated(sim_world_t *w, sim_inst_t *inst,
                                       int member, sim_req_t *req,
                                       sim_exec_t **out);

@@ -2,11 +2,13 @@
  * rotations of the first poster's get executors derived from it instead
  * of lowering their own (sim/exec_build.c); herd_sim_opts_t.no_rotation
  * turns that off. Both ways must give byte-identical timelines and end
- * times: ring all_reduce (even counts), all_gather, reduce_scatter and
- * barrier, on several group sizes and channel counts, with chunking,
- * skewed posting (so the first poster is not rank 0 and messages arrive
- * before their receiver posted), a subgroup, a slow NIC and a slow link
- * (so a wrongly rotated peer would show). */
+ * times: ring all_reduce (even counts, and uneven ones whose members
+ * differ only in their counts, including counts over 32 bits),
+ * all_gather, reduce_scatter and barrier, on several group sizes and
+ * channel counts, with chunking, skewed posting (so the first poster is
+ * not rank 0 and messages arrive before their receiver posted), a
+ * subgroup, a slow NIC and a slow link (so a wrongly rotated peer would
+ * show). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +57,9 @@ static int skew(herd_comm_t *c, int i)
                                                                             : 1;
 }
 
+#define NUNEVEN 4
+#define NCOLLS (4 + NUNEVEN) /* per member and communicator */
+
 static int ring_colls(herd_comm_t *c, const shape_t *s, void *buf)
 {
     size_t p = (size_t)herd_comm_size(c), n = p * (size_t)s->channels * s->k;
@@ -73,9 +78,14 @@ static int ring_colls(herd_comm_t *c, const shape_t *s, void *buf)
          herd_reduce_scatter(c, buf, buf, n / p + 3, HERD_FLOAT32, HERD_SUM,
                              NULL);
     rc = rc || skew(c, 3) || herd_barrier(c, NULL);
-    /* uneven: every member lowers its own (in both runs) */
-    rc = rc || skew(c, 4) ||
-         herd_all_reduce(c, buf, buf, n + 1, HERD_FLOAT32, HERD_SUM, NULL);
+    /* uneven splits: members count their own steps (same shape) where no
+     * chunk is empty, else lower their own; fewer elements than ranks
+     * always leaves some empty */
+    const size_t uneven[NUNEVEN] = {n + 1, n * 7 / 5 + 3, n + p - 1, p - 1};
+    for (int i = 0; i < NUNEVEN; i++)
+        rc = rc || skew(c, 4 + i) ||
+             herd_all_reduce(c, buf, buf, uneven[i], HERD_FLOAT32, HERD_SUM,
+                             NULL);
     return rc;
 }
 
@@ -136,8 +146,8 @@ static void same_both_ways(const shape_t *s)
     run(s, 0, &a, &ea);
     run(s, 1, &b, &eb);
     int p = s->nodes * s->gpn, g = p / 2;
-    /* 5 collectives per member, in the world and the odd subgroup */
-    ck_assert_int_eq(a.ncoll, 5 * p + (g > 1 ? 5 * g : 0));
+    /* NCOLLS collectives per member, in the world and the odd subgroup */
+    ck_assert_int_eq(a.ncoll, NCOLLS * p + (g > 1 ? NCOLLS * g : 0));
     ck_assert_uint_gt(ea, 0);
     ck_assert_uint_eq(ea, eb);
     ck_assert_uint_eq(a.len, b.len);
@@ -168,6 +178,19 @@ START_TEST(chunked_multi_node)
 }
 END_TEST
 
+START_TEST(wide_counts)
+{
+    /* blocks of more than 2^32 elements (chunks of 64 GiB): 64-bit
+     * counts per member */
+    const size_t big = (size_t)1 << 36;
+    const shape_t shapes[] = {{1, 2, 1, big, (1ull << 32) + 3},
+                              {1, 3, 1, big, (1ull << 32) + 1},
+                              {1, 3, 2, big, (1ull << 31) + 1}};
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+        same_both_ways(&shapes[i]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_rotate");
@@ -175,6 +198,7 @@ int main(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, small_groups);
     tcase_add_test(t, chunked_multi_node);
+    tcase_add_test(t, wide_counts);
     suite_add_tcase(s, t);
     return tu_run_suite(s);
 }
