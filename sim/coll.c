@@ -223,9 +223,10 @@ static herd_status_t make_exec(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
         return st;
     }
     int rot = inst->p > 1 ? rotational(w, inst) : 0;
-    core_sched_desc_t d = sched_desc(w, inst, 0);
-    if (rot)
+    if (rot) {
+        core_sched_desc_t d = sched_desc(w, inst, 0);
         st = sim_exec_keep_rotation(inst, x, rot == 1 ? &d : NULL);
+    }
     if (st != HERD_OK) {
         sim_exec_destroy(x);
         return st;
