@@ -48,6 +48,8 @@ herd_status_t sim_net_create(const herd_sim_opts_t *opts, int world_size,
     s->cb_arg = cb_arg;
     s->free_flow = NET_NONE;
     s->last_bk = NET_NONE;
+    s->qn_free = NET_NONE;
+    s->bk_free = NET_NONE;
     st = net_topo_build(s, opts);
     if (st != HERD_OK)
         goto fail;

@@ -4,10 +4,15 @@
  *
  * Big collectives finish thousands of sends at the same instant (every
  * connection of a ring moves equal chunks at equal rates), so the queue
- * is a 4-ary heap of distinct times, each with a FIFO bucket of its
- * events: sequence numbers only grow, so appending keeps a bucket in
- * order, and an event costs O(1) unless its time is new. A hash of the
- * times finds the bucket; the last one used is remembered.
+ * is a 4-ary heap of buckets, each a FIFO of events at one time: an event
+ * pushed at the time of the last bucket used joins it, O(1); any other
+ * opens a new bucket. One time may then have several buckets, but their
+ * events were pushed in disjoint, increasing runs, so the heap orders
+ * buckets by (time, creation order) and the events still come out in
+ * (time, sequence) order. (An earlier version found the bucket of any
+ * pending time through a hash of the times; with uneven transfers most
+ * times are distinct and the hash's random accesses cost more than the
+ * extra buckets.)
  *
  * A connection whose rate changes is rescheduled by pushing a new entry
  * with a new version; the old entry stays behind and is dropped when it
@@ -25,37 +30,12 @@ static inline int ev_stale(const net_state_t *s, uint32_t id, uint32_t ver)
     return ver != NET_EV_DELIVERY && ver != (s->conns[id].ver & NET_VER_MASK);
 }
 
-static inline uint32_t t_hash(const net_state_t *s, uint64_t t)
+/* Heap order of two slots: time, then creation order. */
+static inline int th_less(const net_state_t *s, const net_tslot_t *a,
+                          const net_tslot_t *b)
 {
-    return (uint32_t)((t * 0x9e3779b97f4a7c15ULL) >> 32) & (s->ht_cap - 1);
-}
-
-static net_tslot_t *ht_slot(net_state_t *s, uint64_t t)
-{
-    uint32_t mask = s->ht_cap - 1;
-    for (uint32_t i = t_hash(s, t);; i = (i + 1) & mask)
-        if (s->ht[i].b == NET_NONE || s->ht[i].t == t)
-            return &s->ht[i];
-}
-
-/* Remove time t from the hash (backward-shift deletion). */
-static void ht_del(net_state_t *s, uint64_t t)
-{
-    uint32_t mask = s->ht_cap - 1;
-    net_tslot_t *slot = ht_slot(s, t);
-    uint32_t i = (uint32_t)(slot - s->ht);
-    s->ht[i].b = NET_NONE;
-    for (uint32_t j = (i + 1) & mask; s->ht[j].b != NET_NONE;
-         j = (j + 1) & mask) {
-        uint32_t home = t_hash(s, s->ht[j].t);
-        int movable =
-            (j > i) ? (home <= i || home > j) : (home <= i && home > j);
-        if (movable) {
-            s->ht[i] = s->ht[j];
-            s->ht[j].b = NET_NONE;
-            i = j;
-        }
-    }
+    return a->t < b->t ||
+           (a->t == b->t && s->bk[a->b].order < s->bk[b->b].order);
 }
 
 static void th_down(net_state_t *s, uint32_t i)
@@ -68,9 +48,9 @@ static void th_down(net_state_t *s, uint32_t i)
             break;
         uint32_t best = c, end = c + 4 < n ? c + 4 : n;
         for (uint32_t k = c + 1; k < end; k++)
-            if (h[k].t < h[best].t)
+            if (th_less(s, &h[k], &h[best]))
                 best = k;
-        if (h[best].t >= x.t)
+        if (!th_less(s, &h[best], &x))
             break;
         h[i] = h[best];
         i = best;
@@ -83,7 +63,7 @@ static void th_up(net_state_t *s, uint32_t i)
     net_tslot_t *h = s->th, x = h[i];
     while (i > 0) {
         uint32_t p = (i - 1) / 4;
-        if (h[p].t <= x.t)
+        if (!th_less(s, &x, &h[p]))
             break;
         h[i] = h[p];
         i = p;
@@ -91,29 +71,26 @@ static void th_up(net_state_t *s, uint32_t i)
     h[i] = x;
 }
 
-/* A bucket for time t, new if t is not pending. */
+/* The bucket for an event at t: the last one used if it has that time,
+ * else a new one. */
 static uint32_t bucket_of(net_state_t *s, uint64_t t)
 {
     if (s->last_bk != NET_NONE && s->bk[s->last_bk].t == t)
         return s->last_bk;
-    net_tslot_t *slot = ht_slot(s, t);
-    if (slot->b == NET_NONE) {
-        uint32_t b = s->bk_free;
-        s->bk_free = s->bk[b].head;
-        s->bk[b] = (net_bucket_t){.t = t, .head = NET_NONE, .tail = NET_NONE};
-        *slot = (net_tslot_t){.t = t, .b = b};
-        s->th[s->nth] = (net_tslot_t){.t = t, .b = b};
-        th_up(s, s->nth++);
-    }
-    s->last_bk = slot->b;
-    return slot->b;
+    uint32_t b = s->bk_free;
+    s->bk_free = s->bk[b].head;
+    s->bk[b] = (net_bucket_t){
+        .t = t, .order = s->bk_order++, .head = NET_NONE, .tail = NET_NONE};
+    s->th[s->nth] = (net_tslot_t){.t = t, .b = b};
+    th_up(s, s->nth++);
+    s->last_bk = b;
+    return b;
 }
 
 /* The front bucket ran empty: drop it. */
 static void bucket_drop(net_state_t *s)
 {
     uint32_t b = s->th[0].b;
-    ht_del(s, s->bk[b].t);
     s->th[0] = s->th[--s->nth];
     if (s->nth > 1)
         th_down(s, 0);
@@ -159,7 +136,6 @@ static void compact(net_state_t *s)
             s->th[n++] = s->th[i];
             continue;
         }
-        ht_del(s, s->bk[b].t);
         s->bk[b].head = s->bk_free;
         s->bk_free = b;
     }
@@ -170,54 +146,28 @@ static void compact(net_state_t *s)
             th_down(s, i);
 }
 
-static void chain_free(net_state_t *s, uint32_t *head, uint32_t cap)
-{
-    *head = NET_NONE;
-    for (uint32_t i = cap; i-- > 0;) {
-        s->qn[i].next = *head;
-        *head = i;
-    }
-}
-
+/* Every index stays valid: the arrays only grow, and the new nodes and
+ * buckets join the free lists. A heap never holds more buckets than
+ * nodes (empty buckets are dropped), so th needs as many slots. */
 static herd_status_t grow(net_state_t *s, uint32_t cap)
 {
-    net_qnode_t *qn = malloc((size_t)cap * sizeof(*qn));
-    net_bucket_t *bk = malloc((size_t)cap * sizeof(*bk));
-    net_tslot_t *th = malloc((size_t)cap * sizeof(*th));
-    net_tslot_t *ht = malloc((size_t)cap * 2 * sizeof(*ht));
-    if (!qn || !bk || !th || !ht) {
-        free(qn), free(bk), free(th), free(ht);
+    net_qnode_t *qn = realloc(s->qn, (size_t)cap * sizeof(*qn));
+    if (qn)
+        s->qn = qn;
+    net_bucket_t *bk = qn ? realloc(s->bk, (size_t)cap * sizeof(*bk)) : NULL;
+    if (bk)
+        s->bk = bk;
+    net_tslot_t *th = bk ? realloc(s->th, (size_t)cap * sizeof(*th)) : NULL;
+    if (!th)
         return HERD_ERR_NO_MEMORY;
-    }
-    /* Rebuild: move the pending entries over, in order. */
-    s->next_ok = 0;
-    net_state_t old = *s;
-    s->qn = qn, s->bk = bk, s->th = th, s->ht = ht;
-    s->qn_cap = cap, s->ht_cap = 2 * cap;
-    memset(ht, 0xff, (size_t)cap * 2 * sizeof(*ht));
-    chain_free(s, &s->qn_free, cap);
-    s->bk_free = NET_NONE;
-    for (uint32_t i = cap; i-- > 0;) {
+    s->th = th;
+    for (uint32_t i = cap; i-- > s->qn_cap;) {
+        qn[i].next = s->qn_free;
+        s->qn_free = i;
         bk[i].head = s->bk_free;
         s->bk_free = i;
     }
-    s->nth = 0, s->nq = 0, s->last_bk = NET_NONE;
-    for (uint32_t i = 0; i < old.nth; i++) {
-        const net_bucket_t *b = &old.bk[old.th[i].b];
-        for (uint32_t n = b->head; n != NET_NONE; n = old.qn[n].next) {
-            uint32_t nb = bucket_of(s, b->t), m = s->qn_free;
-            s->qn_free = qn[m].next;
-            qn[m] = old.qn[n];
-            qn[m].next = NET_NONE;
-            if (bk[nb].tail == NET_NONE)
-                bk[nb].head = m;
-            else
-                qn[bk[nb].tail].next = m;
-            bk[nb].tail = m;
-            s->nq++;
-        }
-    }
-    free(old.qn), free(old.bk), free(old.th), free(old.ht);
+    s->qn_cap = cap;
     return HERD_OK;
 }
 
@@ -292,7 +242,6 @@ void net_heap_free(net_state_t *s)
     free(s->qn);
     free(s->bk);
     free(s->th);
-    free(s->ht);
-    s->qn = NULL, s->bk = NULL, s->th = NULL, s->ht = NULL;
-    s->qn_cap = s->ht_cap = s->nq = s->nth = 0;
+    s->qn = NULL, s->bk = NULL, s->th = NULL;
+    s->qn_cap = s->nq = s->nth = 0;
 }

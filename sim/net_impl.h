@@ -77,6 +77,7 @@ typedef struct net_qnode {
 
 typedef struct net_bucket {
     uint64_t t;
+    uint64_t order;      /* creation order: buckets of one time, oldest first */
     uint32_t head, tail; /* nodes in sequence order; free list in head */
 } net_bucket_t;
 
@@ -157,10 +158,9 @@ typedef struct net_state {
     uint32_t qn_cap, qn_free, nq;
     net_bucket_t *bk;
     uint32_t bk_free, last_bk;
-    net_tslot_t *th; /* 4-ary heap of the buckets by time */
+    net_tslot_t *th; /* 4-ary heap of the buckets by (time, order) */
     uint32_t nth;
-    net_tslot_t *ht; /* time -> bucket, open addressing */
-    uint32_t ht_cap;
+    uint64_t bk_order;
     net_ev_t top;
     /* net_next_event's answer, kept until the queue or a lane changes:
      * the engine asks several times per event */
