@@ -33,9 +33,10 @@ static ring_t ring_make(core_alg_t *a)
 static uint64_t blk(const ring_t *g, uint64_t base, uint64_t n, int b,
                     uint64_t J, uint64_t j, uint64_t *off)
 {
-    uint64_t bo, co;
+    uint64_t bo, co = 0;
     uint64_t bl = core_split(n, (uint64_t)g->p, (uint64_t)b, &bo);
-    uint64_t cl = core_split(bl, J, j, &co);
+    /* unchunked (the usual case): no division per step */
+    uint64_t cl = J == 1 ? bl : core_split(bl, J, j, &co);
     *off = base + bo + co;
     return cl;
 }

@@ -33,10 +33,6 @@ typedef struct core_alg {
 static inline uint64_t core_split(uint64_t n, uint64_t parts, uint64_t i,
                                   uint64_t *off)
 {
-    if (parts == 1) { /* unchunked blocks: no division in the ring's loops */
-        *off = 0;
-        return n;
-    }
     uint64_t q = n / parts, rem = n % parts;
     *off = i * q + (i < rem ? i : rem);
     return q + (i < rem ? 1 : 0);
