@@ -244,6 +244,22 @@ static void finish_message(tcp_world_t *w, tcp_peer_t *p)
     }
 }
 
+/* How much the read-ahead asks for: just the awaited message when a
+ * receive is posted, so that a second one stays in the kernel until this
+ * rank has sent its own next message, which then carries the
+ * acknowledgement (reading two small segments at once makes the kernel
+ * send an ACK packet of its own). Else as much as fits. */
+static size_t pre_ask(const tcp_peer_t *p)
+{
+    const tcp_rxstate_t *s = &p->rx;
+    const tcp_rx_t *rx = p->posted_head;
+    if (s->mode != TCP_RX_HEADER || s->hdr_got || !rx)
+        return TCP_PRE_BYTES;
+    size_t n =
+        sizeof(tcp_hdr_t) + rx->op->sched.steps[rx->step].count * rx->op->esize;
+    return n < TCP_PRE_BYTES ? n : TCP_PRE_BYTES;
+}
+
 /* recv() through the read-ahead buffer: what it holds first; a large
  * read goes straight to `to`; a small one fills the read-ahead. Returns
  * bytes, 0 on EOF, -1 on error (errno), -2 when it would block. */
@@ -251,9 +267,9 @@ static ssize_t peer_recv(tcp_peer_t *p, char *to, size_t want)
 {
     tcp_rxstate_t *s = &p->rx;
     if (s->pre_off == s->pre_len && want < TCP_PRE_BYTES) {
-        if (s->drained) /* a short read emptied the socket just now */
+        if (s->drained) /* read just now: the rest waits for a poll */
             return -2;
-        ssize_t n = recv(p->in_fd, s->pre, TCP_PRE_BYTES, MSG_DONTWAIT);
+        ssize_t n = recv(p->in_fd, s->pre, pre_ask(p), MSG_DONTWAIT);
         if (n <= 0)
             return n < 0 && (errno == EAGAIN || errno == EINTR) ? -2 : n;
         s->pre_off = 0;
@@ -311,8 +327,9 @@ void tcp_peer_readable(tcp_world_t *w, tcp_peer_t *p)
     tcp_rxstate_t *s = &p->rx;
     /* Bounded, so one pass of the loop serves every socket in turn; but
      * the read-ahead is always emptied (epoll cannot see it). */
-    /* The socket is level-triggered: what arrives after a short read is
-     * seen by the next poll, so no recv() just to hear EAGAIN. */
+    /* The socket is level-triggered: after one read-ahead that did not
+     * fill the buffer, what is left or arrives later is seen by the next
+     * poll, so no recv() just to hear EAGAIN. */
     s->drained = 0;
     for (int rounds = 0; p->in_fd >= 0; rounds++) {
         if (rounds >= 64 && s->pre_off == s->pre_len)

@@ -117,7 +117,7 @@ typedef struct tcp_rxstate {
      * socket has, up to TCP_PRE_BYTES, in one recv(). */
     char *pre;
     size_t pre_len, pre_off;
-    int drained; /* this pass's read-ahead recv() came back short */
+    int drained; /* this pass's read-ahead recv() did not fill it */
 } tcp_rxstate_t;
 
 #define TCP_PRE_BYTES 8192u
