@@ -62,9 +62,18 @@ herd_status_t herd_comm_destroy(herd_comm_t *comm)
     return comm->ops->comm_destroy(comm);
 }
 
-int herd_comm_rank(const herd_comm_t *c) { return c ? c->rank : -1; }
-int herd_comm_size(const herd_comm_t *c) { return c ? c->size : 0; }
-int herd_comm_local_rank(const herd_comm_t *c) { return c ? c->local_rank : -1; }
+int herd_comm_rank(const herd_comm_t *c)
+{
+    return c ? c->rank : -1;
+}
+int herd_comm_size(const herd_comm_t *c)
+{
+    return c ? c->size : 0;
+}
+int herd_comm_local_rank(const herd_comm_t *c)
+{
+    return c ? c->local_rank : -1;
+}
 const char *herd_comm_backend(const herd_comm_t *c)
 {
     return c ? c->ops->name : "";
@@ -160,6 +169,48 @@ herd_status_t herd_compute(herd_comm_t *c, double seconds, const char *label)
     return c->ops->compute(c, seconds, label);
 }
 
+/* Engines without their own compute_until: slices, testing between. */
+static herd_status_t compute_sliced(herd_comm_t *c, double seconds,
+                                    herd_req_t *req, const char *label,
+                                    double *done_out)
+{
+    const double slice = 20e-6;
+    double done = 0;
+    for (;;) {
+        int fin = 0;
+        herd_status_t st = herd_req_test(req, &fin);
+        if (fin || seconds - done <= 0)
+            break;
+        if (st != HERD_OK)
+            return st;
+        double piece = seconds - done < slice ? seconds - done : slice;
+        if ((st = c->ops->compute(c, piece, label)) != HERD_OK)
+            return st;
+        done += piece;
+    }
+    *done_out = done;
+    return HERD_OK;
+}
+
+herd_status_t herd_compute_until(herd_comm_t *c, double seconds,
+                                 herd_req_t *req, const char *label,
+                                 double *done_out)
+{
+    if (!c || !req || !done_out || req->comm == NULL)
+        return HERD_ERR_INVALID_ARG;
+    if (!(seconds >= 0) || seconds > 1e9)
+        return core_comm_error(c, HERD_ERR_INVALID_ARG,
+                               "compute: duration %g s is not in [0, 1e9]",
+                               seconds);
+    if (req->ops != c->ops)
+        return core_comm_error(c, HERD_ERR_INVALID_ARG,
+                               "compute_until: the request belongs to "
+                               "another engine");
+    return c->ops->compute_until
+               ? c->ops->compute_until(c, seconds, req, label, done_out)
+               : compute_sliced(c, seconds, req, label, done_out);
+}
+
 herd_status_t herd_alloc(herd_comm_t *c, size_t bytes, void **ptr_out)
 {
     if (!c || !ptr_out)
@@ -176,7 +227,10 @@ herd_status_t herd_free(herd_comm_t *c, void *ptr)
     return c->ops->free(c, ptr);
 }
 
-uint64_t herd_now(const herd_comm_t *c) { return c ? c->ops->now(c) : 0; }
+uint64_t herd_now(const herd_comm_t *c)
+{
+    return c ? c->ops->now(c) : 0;
+}
 
 herd_status_t herd_req_wait(herd_req_t *req)
 {

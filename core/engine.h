@@ -22,15 +22,15 @@ typedef struct herd_engine_ops herd_engine_ops_t;
 
 struct herd_comm {
     const herd_engine_ops_t *ops;
-    int rank;         /* rank in this group */
+    int rank; /* rank in this group */
     int size;
     int local_rank;
-    int world_rank;   /* this process's / context's world rank */
-    int group_id;     /* 0: world; >0: subgroups in creation order */
-    int *world_ranks; /* group rank -> world rank; NULL for the world */
-    int next_group_id;          /* world only: ids for new groups */
-    uint64_t seq;               /* collectives posted on this group */
-    uint64_t p2p_seq;           /* point-to-point ops posted */
+    int world_rank;    /* this process's / context's world rank */
+    int group_id;      /* 0: world; >0: subgroups in creation order */
+    int *world_ranks;  /* group rank -> world rank; NULL for the world */
+    int next_group_id; /* world only: ids for new groups */
+    uint64_t seq;      /* collectives posted on this group */
+    uint64_t p2p_seq;  /* point-to-point ops posted */
     herd_algo_t algo[HERD_COLL_COUNT];
     int channels;
     size_t chunk_bytes;
@@ -52,16 +52,16 @@ typedef struct core_coll_args {
     herd_coll_t coll;
     const void *sendbuf;
     void *recvbuf;
-    size_t count;       /* elements, as in the public call */
+    size_t count; /* elements, as in the public call */
     herd_dtype_t dtype;
     herd_op_t op;
-    int root;           /* root, or peer for send/recv; -1 if none */
+    int root; /* root, or peer for send/recv; -1 if none */
     int tag;
-    herd_algo_t algo;   /* from the comm's settings; may be AUTO */
+    herd_algo_t algo; /* from the comm's settings; may be AUTO */
     int channels;
     size_t chunk_bytes;
     uint64_t seq;
-    const char *label;  /* the comm's label, or NULL */
+    const char *label; /* the comm's label, or NULL */
 } core_coll_args_t;
 
 struct herd_engine_ops {
@@ -82,6 +82,11 @@ struct herd_engine_ops {
     void (*req_free)(herd_req_t *req);
     herd_status_t (*compute)(herd_comm_t *comm, double seconds,
                              const char *label);
+    /* Optional: compute cut short when req completes (herd_compute_until);
+     * without it core/ computes in slices and tests req between them. */
+    herd_status_t (*compute_until)(herd_comm_t *comm, double seconds,
+                                   herd_req_t *req, const char *label,
+                                   double *done_out);
     herd_status_t (*alloc)(herd_comm_t *comm, size_t bytes, void **ptr_out);
     herd_status_t (*free)(herd_comm_t *comm, void *ptr);
     uint64_t (*now)(const herd_comm_t *comm);

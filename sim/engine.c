@@ -197,6 +197,17 @@ static void handle_event(sim_world_t *w, const sim_ev_t *ev)
         w->timeouts_queued--;
         sim_inst_timeout(w, ev->p);
         break;
+    case SIM_EV_WAKE: {
+        sim_rank_t *r = &w->ranks[ev->a];
+        if ((uintptr_t)ev->p != r->wake_pending) {
+            w->timeouts_queued--; /* abandoned by an early wake */
+            break;
+        }
+        r->wake_pending = 0;
+        if (r->state == SIM_RANK_SLEEP)
+            resume(w, r);
+        break;
+    }
     case SIM_EV_POLL: {
         w->timeouts_queued--;
         sim_rank_t *r = &w->ranks[ev->a];
@@ -321,6 +332,58 @@ herd_status_t sim_rank_compute(sim_rank_t *r, double seconds, const char *label)
                          .end_ns = w->now,
                          .label = label};
     core_comm_timeline(&r->world_comm->base, &rec);
+    return HERD_OK;
+}
+
+/* Like sim_rank_compute, but the rank wakes as soon as `req` completes
+ * (sim_req_complete wakes a sleeping rank that waits on it, and the
+ * generation makes the end-of-compute event stale). Only the compute
+ * time that elapsed is recorded and reported. */
+herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
+                                     sim_req_t *req, const char *label,
+                                     double *done_out)
+{
+    sim_world_t *w = r->w;
+    if (abort_check(r))
+        return HERD_ERR_ABORTED;
+    if (req->done) {
+        *done_out = 0;
+        return HERD_OK;
+    }
+    double f = r->compute_factor *
+               sim_rng_jitter(&r->rng, w->opts.jitter, w->opts.jitter_sigma);
+    double ns = seconds * 1e9 * f;
+    uint64_t dur = ns >= 1.8e19 ? UINT64_MAX / 2 : (uint64_t)llround(ns);
+    uint64_t t0 = w->now;
+    uintptr_t gen = ++r->wake_gen;
+    herd_status_t st =
+        sim_push(w, t0 + dur, SIM_EV_WAKE, (uint32_t)r->id, (void *)gen);
+    if (st != HERD_OK)
+        return st;
+    r->wake_pending = gen;
+    r->waiting = req;
+    r->state = SIM_RANK_SLEEP;
+    sim_ctx_yield(&r->ctx, &w->sched);
+    r->waiting = NULL;
+    if (r->wake_pending == gen) {
+        /* woken by the request: the timer still queued changes nothing,
+         * so it must not hold off the hang check */
+        r->wake_pending = 0;
+        w->timeouts_queued++;
+    }
+    if (abort_check(r))
+        return HERD_ERR_ABORTED;
+    uint64_t el = w->now - t0;
+    herd_tl_rec_t rec = {.kind = HERD_TL_COMPUTE,
+                         .rank = r->id,
+                         .node = sim_node_of(w, r->id),
+                         .peer = -1,
+                         .start_ns = t0,
+                         .end_ns = w->now,
+                         .label = label};
+    if (el > 0)
+        core_comm_timeline(&r->world_comm->base, &rec);
+    *done_out = el >= dur || !(f > 0) ? seconds : (double)el / (1e9 * f);
     return HERD_OK;
 }
 

@@ -154,6 +154,20 @@ static herd_status_t op_compute(herd_comm_t *comm, double s, const char *l)
     return sim_rank_compute(c->r, s, l);
 }
 
+static herd_status_t op_compute_until(herd_comm_t *comm, double s,
+                                      herd_req_t *req, const char *l,
+                                      double *done_out)
+{
+    sim_comm_t *c = sc(comm);
+    sim_req_t *q = (sim_req_t *)req;
+    if (q->owner != c->r)
+        return core_comm_error(comm, HERD_ERR_INVALID_ARG,
+                               "compute_until: the request is rank %d's",
+                               q->owner->id);
+    c->r->poll_streak = 0;
+    return sim_rank_compute_until(c->r, s, q, l, done_out);
+}
+
 static herd_status_t op_alloc(herd_comm_t *comm, size_t bytes, void **out)
 {
     sim_comm_t *c = sc(comm);
@@ -249,6 +263,7 @@ const herd_engine_ops_t sim_engine_ops = {
     .req_test = op_req_test,
     .req_free = op_req_free,
     .compute = op_compute,
+    .compute_until = op_compute_until,
     .alloc = op_alloc,
     .free = op_free,
     .now = op_now,

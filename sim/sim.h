@@ -56,7 +56,8 @@ typedef enum sim_ev_type {
     SIM_EV_STEP_DONE, /* p: exec, a: step */
     SIM_EV_DEATH,     /* a: rank */
     SIM_EV_TIMEOUT,   /* p: collective instance */
-    SIM_EV_POLL       /* a: rank; a polling rank looks again */
+    SIM_EV_POLL,      /* a: rank; a polling rank looks again */
+    SIM_EV_WAKE       /* a: rank, p: timer number; a compute_until ends */
 } sim_ev_type_t;
 
 typedef struct sim_ev {
@@ -176,9 +177,11 @@ struct sim_rank {
     uint64_t fake_next; /* phantom herd_alloc cursor */
     void **allocs;      /* real herd_alloc blocks */
     size_t nallocs, allocs_cap;
-    uint64_t abort_calls; /* API calls after the run was ended */
-    uint32_t poll_streak; /* herd_req_test calls in a row, unfinished */
-    uintptr_t poll_gen;   /* identifies the pending POLL event */
+    uint64_t abort_calls;   /* API calls after the run was ended */
+    uint32_t poll_streak;   /* herd_req_test calls in a row, unfinished */
+    uintptr_t poll_gen;     /* identifies the pending POLL event */
+    uintptr_t wake_gen;     /* numbers compute_until timers */
+    uintptr_t wake_pending; /* the timer not fired yet, 0: none */
 };
 
 struct sim_world {
@@ -239,6 +242,11 @@ herd_status_t sim_diag_build(sim_world_t *w, sim_diag_t *d);
 void sim_world_abort_ranks(sim_world_t *w);
 herd_status_t sim_rank_compute(sim_rank_t *r, double seconds,
                                const char *label);
+/* Compute cut short when `req` completes (herd_compute_until): *done_out
+ * is the compute time it stood for, in the caller's seconds. */
+herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
+                                     sim_req_t *req, const char *label,
+                                     double *done_out);
 herd_status_t sim_rank_park_dead(sim_rank_t *r);
 /* 1 (and counts the call) when the run is over and calls must fail. */
 int sim_rank_aborting(sim_rank_t *r);

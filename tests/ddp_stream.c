@@ -1,6 +1,7 @@
 /* tests/ddp_stream.c - the DDP program on the simulator: with one
  * communication stream (ProcessGroupNCCL) every bucket's all_reduce starts
- * after the previous one ended, buckets launch in index order after they
+ * after the previous one ended (at that very instant when it was queued),
+ * buckets launch in index order after they
  * are ready, and the predictions are consistent (exposed <= comm, overlap
  * in [0, 1], the slowed rank is the critical one). */
 #include <stdlib.h>
@@ -83,6 +84,10 @@ START_TEST(test_one_stream_serialises)
                 ck_assert(b->launch >= bt(&r, rank, 1, k - 1)->launch);
                 ck_assert(b->start >= bt(&r, rank, 1, k - 1)->end);
             }
+            /* a queued bucket starts the instant the previous one ends
+             * (compute in between is cut short, not polled) */
+            if (k > 0 && b->start > b->launch)
+                ck_assert_uint_eq(b->start, bt(&r, rank, 1, k - 1)->end);
             queued += b->start > b->launch;
         }
     ck_assert_int_gt(queued, 0); /* comm-bound: buckets waited */

@@ -24,7 +24,6 @@ void ddp_cfg_init(ddp_cfg_t *c)
     c->steps = 4;
     c->compute_scale = 1;
     c->comm_streams = 1;
-    c->poll_us = 20;
     c->batch_size = 1;
     c->epochs = 1;
 }
@@ -53,7 +52,6 @@ static const key_def_t keys[] = {
     {"steps", K_INT, F(steps), 1, 1e7},
     {"compute_scale", K_DOUBLE, F(compute_scale), 1e-9, 1e9},
     {"comm_streams", K_INT, F(comm_streams), 0, 1024},
-    {"poll_us", K_DOUBLE, F(poll_us), 0.01, 1e6},
     {"unused_params", K_LIST, F(unused_params), 0, 1e9},
     {"unused_ranks", K_LIST, F(unused_ranks), 0, 1e9},
     {"unused_steps", K_LIST, F(unused_steps), 0, 1e9},

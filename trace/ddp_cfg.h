@@ -49,7 +49,6 @@ typedef struct ddp_cfg {
     double compute_scale; /* multiplies the model's compute */
     int comm_streams;     /* collectives running at once (1: NCCL's one
                              stream per group; 0: no limit) */
-    double poll_us;       /* stream polling slice during compute */
     /* parameters that get no gradient: which, on which ranks and steps */
     ddp_int_list_t unused_params;
     ddp_int_list_t unused_ranks; /* empty: every rank */

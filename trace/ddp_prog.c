@@ -111,7 +111,7 @@ int ddp_prog_main(herd_comm_t *world, void *arg)
     apply_settings(p, world);
     if (herd_alloc(world, bytes, &buf) != HERD_OK ||
         ddp_stream_create(world, buf, job->max_slots, job->cfg.comm_streams,
-                          job->cfg.poll_us * 1e-6, &x.stream) != HERD_OK) {
+                          &x.stream) != HERD_OK) {
         herd_free(world, buf);
         return 1;
     }

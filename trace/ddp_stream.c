@@ -29,13 +29,11 @@ struct ddp_stream {
     size_t *queue, qhead, qlen;  /* QUEUED slots, FIFO (ring) */
     size_t *flight, fhead, flen; /* POSTED slots, FIFO (ring) */
     int max_inflight;
-    double poll_s;
     char blocked[160];
 };
 
 herd_status_t ddp_stream_create(herd_comm_t *comm, void *buf, size_t nslots,
-                                int max_inflight, double poll_s,
-                                ddp_stream_t **out)
+                                int max_inflight, ddp_stream_t **out)
 {
     ddp_stream_t *s = calloc(1, sizeof(*s));
     if (!s)
@@ -44,7 +42,6 @@ herd_status_t ddp_stream_create(herd_comm_t *comm, void *buf, size_t nslots,
     s->buf = buf;
     s->nslots = nslots;
     s->max_inflight = max_inflight;
-    s->poll_s = poll_s > 0 ? poll_s : 20e-6;
     s->slots = calloc(nslots, sizeof(slot_t));
     s->queue = calloc(nslots, sizeof(size_t));
     s->flight = calloc(nslots, sizeof(size_t));
@@ -142,16 +139,22 @@ herd_status_t ddp_stream_launch(ddp_stream_t *s, size_t slot,
     return pump(s);
 }
 
+/* While ops wait for the stream, compute until the running head op
+ * ends (it is then retired and the next posted at that instant); else
+ * all of it at once. */
 herd_status_t ddp_stream_compute(ddp_stream_t *s, double seconds,
                                  const char *label)
 {
     herd_status_t st = HERD_OK;
-    while (st == HERD_OK && seconds > 0) {
-        /* slice only while ops wait for the stream */
-        double piece =
-            s->qlen ? (seconds < s->poll_s ? seconds : s->poll_s) : seconds;
-        st = herd_compute(s->comm, piece, label);
-        seconds -= piece;
+    while (st == HERD_OK && seconds > 1e-12) {
+        double done = seconds;
+        if (s->qlen && s->flen)
+            st = herd_compute_until(s->comm, seconds,
+                                    s->slots[s->flight[s->fhead]].req, label,
+                                    &done);
+        else
+            st = herd_compute(s->comm, seconds, label);
+        seconds -= done;
         if (st == HERD_OK)
             st = pump(s);
     }

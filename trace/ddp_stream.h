@@ -6,8 +6,8 @@
  * latency. This module gives the DDP program that behaviour on any engine:
  * ops are queued in launch order and posted to herd when fewer than
  * `max_inflight` are running (0: no limit, the engine runs them
- * concurrently). Compute issued while ops wait is cut into `poll_s` slices
- * so that queued ops start within poll_s of the stream going idle. */
+ * concurrently). Compute issued while ops wait runs until the running op
+ * ends (herd_compute_until), so the next starts at that instant. */
 #ifndef HERD_TRACE_DDP_STREAM_H
 #define HERD_TRACE_DDP_STREAM_H
 
@@ -28,8 +28,7 @@ typedef struct ddp_stream_op {
 
 /* `buf` must hold the largest op (ops reduce in place in it). */
 herd_status_t ddp_stream_create(herd_comm_t *comm, void *buf, size_t nslots,
-                                int max_inflight, double poll_s,
-                                ddp_stream_t **out);
+                                int max_inflight, ddp_stream_t **out);
 /* Releases finished requests; unfinished ones are left to the engine. */
 void ddp_stream_destroy(ddp_stream_t *s);
 

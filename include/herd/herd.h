@@ -123,17 +123,17 @@ herd_status_t herd_broadcast(herd_comm_t *comm, void *buf, size_t count,
                              herd_dtype_t dtype, int root,
                              herd_req_t **req_out);
 /* recvbuf is written on root only (may be NULL elsewhere). */
-herd_status_t herd_reduce(herd_comm_t *comm, const void *sendbuf,
-                          void *recvbuf, size_t count, herd_dtype_t dtype,
-                          herd_op_t op, int root, herd_req_t **req_out);
+herd_status_t herd_reduce(herd_comm_t *comm, const void *sendbuf, void *recvbuf,
+                          size_t count, herd_dtype_t dtype, herd_op_t op,
+                          int root, herd_req_t **req_out);
 /* recvbuf holds size * count elements, rank r's block at r * count. */
 herd_status_t herd_all_gather(herd_comm_t *comm, const void *sendbuf,
                               void *recvbuf, size_t count, herd_dtype_t dtype,
                               herd_req_t **req_out);
 /* recvbuf (size * count) on root only. */
-herd_status_t herd_gather(herd_comm_t *comm, const void *sendbuf,
-                          void *recvbuf, size_t count, herd_dtype_t dtype,
-                          int root, herd_req_t **req_out);
+herd_status_t herd_gather(herd_comm_t *comm, const void *sendbuf, void *recvbuf,
+                          size_t count, herd_dtype_t dtype, int root,
+                          herd_req_t **req_out);
 /* sendbuf (size * count) on root only. */
 herd_status_t herd_scatter(herd_comm_t *comm, const void *sendbuf,
                            void *recvbuf, size_t count, herd_dtype_t dtype,
@@ -171,6 +171,17 @@ void herd_req_free(herd_req_t *req);
 herd_status_t herd_compute(herd_comm_t *comm, double seconds,
                            const char *label);
 
+/* Modelled compute like herd_compute, cut short when `req` (a request of
+ * the same rank) completes, as a compute stream does for a program that
+ * acts on the completion of its communication stream. *done_out gets the
+ * compute time it stood for: `seconds` when req did not complete first,
+ * 0 when it was already complete. The simulator wakes the rank at the
+ * completion's instant; the real engines compute in slices of 20 µs and
+ * test req between them. */
+herd_status_t herd_compute_until(herd_comm_t *comm, double seconds,
+                                 herd_req_t *req, const char *label,
+                                 double *done_out);
+
 /* Buffers in the engine's memory (device memory on nccl, host on tcp; on
  * sim phantom unless real buffers were asked for, in which case the
  * pointer must not be dereferenced by the program). */
@@ -182,7 +193,8 @@ uint64_t herd_now(const herd_comm_t *comm);
 
 /* Write this rank's flight record (its last collectives) as JSON to
  * <dir>/rank<r>.json (dir NULL: $HERD_FLIGHT_DIR). Engines without a flight
- * record (sim, nccl) return HERD_ERR_UNSUPPORTED. `herd diagnose DIR` analyses the dumps. */
+ * record (sim, nccl) return HERD_ERR_UNSUPPORTED. `herd diagnose DIR` analyses
+ * the dumps. */
 herd_status_t herd_flight_dump(herd_comm_t *comm, const char *dir);
 
 /* Names of the engines built into this library, NULL-terminated. */
