@@ -175,20 +175,20 @@ static herd_status_t compute_sliced(herd_comm_t *c, double seconds,
                                     double *done_out)
 {
     const double slice = 20e-6;
-    double done = 0;
-    for (;;) {
+    double left = seconds;
+    while (left > 0) {
         int fin = 0;
         herd_status_t st = herd_req_test(req, &fin);
-        if (fin || seconds - done <= 0)
+        if (fin)
             break;
         if (st != HERD_OK)
             return st;
-        double piece = seconds - done < slice ? seconds - done : slice;
+        double piece = left < slice ? left : slice;
         if ((st = c->ops->compute(c, piece, label)) != HERD_OK)
             return st;
-        done += piece;
+        left -= piece;
     }
-    *done_out = done;
+    *done_out = left > 0 ? seconds - left : seconds;
     return HERD_OK;
 }
 
