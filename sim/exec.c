@@ -55,7 +55,15 @@ static void push_work(sim_world_t *w, sim_exec_t *x, uint32_t step)
 
 static void release(sim_exec_t *x, uint32_t step)
 {
-    if ((--*xw(x, step) & XW_COUNT) == 0)
+    uint8_t *b = xw(x, step);
+    if ((*b & XB_COUNT) == XB_BIG) {
+        if (--x->big[step] > 0)
+            return;
+        *b &= (uint8_t)~XB_COUNT;
+        push_work(x->w, x, step);
+        return;
+    }
+    if ((--*b & XB_COUNT) == 0)
         push_work(x->w, x, step);
 }
 
@@ -82,7 +90,7 @@ static void complete(sim_exec_t *x, uint32_t step)
     if (x->w->dead[x->world_rank])
         return;
     const sim_xstep_t *p = &x->xs[step];
-    xw_set_state(xw(x, step), XS_DONE);
+    xb_set_state(xw(x, step), XS_DONE);
     if (p->ndep == 1)
         release(x, p->dep);
     else
@@ -120,7 +128,7 @@ static void apply_recv(sim_exec_t *x, uint32_t step)
  * reduction later. */
 static void recv_ready(sim_exec_t *x, uint32_t step)
 {
-    uint32_t kind = xw_kind(*xw(x, step));
+    uint32_t kind = xb_kind(*xw(x, step));
     uint64_t count = xs_count(x, step);
     if (x->real)
         apply_recv(x, step);
@@ -203,11 +211,11 @@ static void start(sim_exec_t *x, uint32_t step)
     if (frozen(x))
         return;
     const sim_xstep_t *xs = &x->xs[step];
-    uint32_t *wt = xw(x, step);
-    xw_set_state(wt, XS_STARTED);
+    uint8_t *wt = xw(x, step);
+    xb_set_state(wt, XS_STARTED);
     /* the stream of this schedule's steps is read in order: ask for the
      * next cache line early, the misses are what a big run waits on */
-    uint32_t kind = xw_kind(*wt), k = 0;
+    uint32_t kind = xb_kind(*wt), k = 0;
     sim_xconn_t *c = NULL;
     if (xs->conn != XS_NONE) {
         c = &x->conns[xs->conn];
@@ -221,7 +229,7 @@ static void start(sim_exec_t *x, uint32_t step)
         break;
     case CORE_STEP_RECV:
     case CORE_STEP_RECV_REDUCE:
-        if (*wt & XW_ARRIVED)
+        if (*wt & XB_ARRIVED)
             recv_ready(x, step);
         break;
     default:
@@ -280,12 +288,12 @@ void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, int src, int channel,
         return;
     }
     uint32_t step = recv_step(x, &x->conns[c - 1], k);
-    uint32_t *wt = xw(x, step);
-    *wt |= XW_ARRIVED;
+    uint8_t *wt = xw(x, step);
+    *wt |= XB_ARRIVED;
     if (x->real)
         x->payload[step] = payload;
     else
         free(payload);
-    if (xw_state(*wt) == XS_STARTED && !frozen(x))
+    if (xb_state(*wt) == XS_STARTED && !frozen(x))
         recv_ready(x, step);
 }

@@ -98,6 +98,7 @@ void sim_exec_destroy(sim_exec_t *x)
     core_sched_fini(&x->s);
     if (x->ws == 1)
         free(x->wait);
+    free(x->big);
     free(x->wide);
     free(x->conns);
     sim_htab_fini(&x->rconn.h);
@@ -311,29 +312,50 @@ static void build_ready(xbuild_t *b, uint32_t nsteps)
             b->ready[b->nready++] = i;
 }
 
-/* The member's wait words, from the shared initial ones `w0`: a column
+/* Waits of the steps that wait for XB_BIG or more, counted apart (a
+ * member of a schedule that has none gets no array). */
+static herd_status_t big_counts(sim_exec_t *x, const uint32_t *w0)
+{
+    size_t n = x->nsteps, nbig = 0;
+    for (size_t i = 0; i < n; i++)
+        nbig += (w0[i] & XW_COUNT) >= XB_BIG;
+    if (nbig == 0)
+        return HERD_OK;
+    x->big = calloc(n + 1, sizeof(*x->big));
+    if (!x->big)
+        return HERD_ERR_NO_MEMORY;
+    for (size_t i = 0; i < n; i++)
+        if ((w0[i] & XW_COUNT) >= XB_BIG)
+            x->big[i] = w0[i] & XW_COUNT;
+    return HERD_OK;
+}
+
+/* The member's wait bytes, from the shared initial words `w0`: a column
  * of the instance's interleaved pool when w0 is the pool's template (the
  * pool is filled for every member at once, row by row), else its own. */
 static herd_status_t wait_words(sim_exec_t *x, const uint32_t *w0)
 {
     sim_inst_t *inst = x->inst;
     size_t n = x->nsteps, p = (size_t)inst->p;
+    herd_status_t st = big_counts(x, w0);
+    if (st != HERD_OK)
+        return st;
     if (!inst->wpool && n > 0 && p > 1) {
-        inst->wpool = big_alloc(n * p, sizeof(uint32_t), 0);
+        inst->wpool = big_alloc(n * p, 1, 0);
         inst->wpool_tmpl = w0;
         for (size_t i = 0; inst->wpool && i < n; i++)
-            for (size_t m = 0; m < p; m++)
-                inst->wpool[i * p + m] = w0[i];
+            memset(inst->wpool + i * p, xb_init(w0[i]), p);
     }
     if (inst->wpool && inst->wpool_tmpl == w0) {
         x->wait = inst->wpool + x->member;
         x->ws = (uint32_t)p;
         return HERD_OK;
     }
-    x->wait = big_alloc(n + 1, sizeof(uint32_t), 0);
+    x->wait = big_alloc(n + 1, 1, 0);
     if (!x->wait)
         return HERD_ERR_NO_MEMORY;
-    memcpy(x->wait, w0, n * sizeof(uint32_t));
+    for (size_t i = 0; i < n; i++)
+        x->wait[i] = xb_init(w0[i]);
     x->ws = 1;
     return HERD_OK;
 }

@@ -21,13 +21,22 @@
 
 #define XS_NONE UINT32_MAX
 
-/* The per-member wait word: the low bits count what the step still waits for
- * (dependencies not done, plus its connection predecessor not started);
- * the top bits hold its kind, state and whether its message arrived. */
+/* A step's shared initial word (w0): the low bits count what it waits
+ * for (dependencies, plus its connection predecessor starting), the top
+ * ones hold its kind. */
 #define XW_COUNT 0x07ffffffu
-#define XW_KIND_SHIFT 27  /* 2 bits: core_step_kind_t */
-#define XW_STATE_SHIFT 29 /* 2 bits: XS_IDLE, XS_STARTED, XS_DONE */
-#define XW_ARRIVED 0x80000000u
+#define XW_KIND_SHIFT 27 /* 2 bits: core_step_kind_t */
+
+/* The per-member wait byte: what the step still waits for (3 bits; the
+ * value XB_BIG means "counted in the member's `big` array", for the rare
+ * step that waits for 7 or more), its kind, its state and whether its
+ * message arrived. A byte, not a word: a 512-rank collective's members
+ * have millions of steps, and these are all the state they change. */
+#define XB_COUNT 0x07u
+#define XB_BIG 0x07u
+#define XB_KIND_SHIFT 3  /* 2 bits */
+#define XB_STATE_SHIFT 5 /* 2 bits: XS_IDLE, XS_STARTED, XS_DONE */
+#define XB_ARRIVED 0x80u
 
 enum { XS_IDLE, XS_STARTED, XS_DONE };
 
@@ -80,7 +89,7 @@ typedef struct sim_pcmap {
 /* Fields used per event first: one cache line. */
 struct sim_exec {
     const sim_xstep_t *xs; /* shared */
-    uint32_t *wait;        /* this member's wait words, `ws` apart */
+    uint8_t *wait;         /* this member's wait bytes, `ws` apart */
     const uint32_t *cnt;   /* counts in elements (shared when equal) */
     sim_xconn_t *conns;
     sim_world_t *w;
@@ -92,6 +101,7 @@ struct sim_exec {
     int member;
     int real;
     uint64_t *wide; /* counts, when one does not fit in 32 bits */
+    uint32_t *big;  /* waits of the steps whose byte says XB_BIG */
     size_t esize;
     sim_rank_t *rank;
     sim_req_t *req;
@@ -130,22 +140,35 @@ static inline uint32_t xw_kind(uint32_t w)
     return (w >> XW_KIND_SHIFT) & 3u;
 }
 
-static inline uint32_t xw_state(uint32_t w)
+static inline uint32_t xb_kind(uint8_t b)
 {
-    return (w >> XW_STATE_SHIFT) & 3u;
+    return (b >> XB_KIND_SHIFT) & 3u;
 }
 
-static inline void xw_set_state(uint32_t *w, uint32_t st)
+static inline uint32_t xb_state(uint8_t b)
 {
-    *w = (*w & ~(3u << XW_STATE_SHIFT)) | (st << XW_STATE_SHIFT);
+    return (b >> XB_STATE_SHIFT) & 3u;
 }
 
-/* Wait words: members of a collective run in step, and the events of one
- * instant touch every member's word for the same step one after another,
+static inline void xb_set_state(uint8_t *b, uint32_t st)
+{
+    *b = (uint8_t)((*b & ~(3u << XB_STATE_SHIFT)) | (st << XB_STATE_SHIFT));
+}
+
+/* A step's initial wait byte, from its shared word. */
+static inline uint8_t xb_init(uint32_t w0)
+{
+    uint32_t n = w0 & XW_COUNT;
+    return (uint8_t)((n < XB_BIG ? n : XB_BIG) |
+                     (xw_kind(w0) << XB_KIND_SHIFT));
+}
+
+/* Wait bytes: members of a collective run in step, and the events of one
+ * instant touch every member's byte for the same step one after another,
  * so members whose schedules have equal lengths keep them interleaved
- * (step-major) in one pool of the instance: one cache line serves 16
+ * (step-major) in one pool of the instance: one cache line serves 64
  * members instead of one. */
-static inline uint32_t *xw(const sim_exec_t *x, uint32_t step)
+static inline uint8_t *xw(const sim_exec_t *x, uint32_t step)
 {
     return &x->wait[(size_t)step * x->ws];
 }

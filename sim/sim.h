@@ -341,7 +341,7 @@ struct sim_inst {
                                    effects (sim/nccl_model.c); zero otherwise */
     struct sim_blob *blobs;     /* schedule arrays its members share
                                    (sim/exec_build.c) */
-    uint32_t *wpool;            /* members' wait words, interleaved */
+    uint8_t *wpool;             /* members' wait bytes, interleaved */
     const uint32_t *wpool_tmpl; /* the initial words it was filled from */
     struct sim_rot *rot;        /* template of rotated members; NULL: each
                                    member lowers its own schedule */

@@ -259,6 +259,26 @@ START_TEST(all_to_all)
     all_algos(HERD_COLL_ALL_TO_ALL, HERD_SUM);
 }
 END_TEST
+/* Steps that wait for 7 or more others (rhd's last steps and binomial
+ * gather's root at 64 ranks) are counted apart from the wait bytes. */
+START_TEST(wide_fan_in)
+{
+    job_t j = {.coll = HERD_COLL_ALL_REDUCE,
+               .algo = HERD_ALGO_RHD,
+               .op = HERD_SUM,
+               .count = 200,
+               .channels = 2,
+               .chunk = 64};
+    run_job(&j, 64);
+    j.coll = HERD_COLL_GATHER;
+    j.algo = HERD_ALGO_BINOMIAL;
+    j.count = 3;
+    j.channels = 1;
+    j.chunk = 0;
+    run_job(&j, 64);
+}
+END_TEST
+
 START_TEST(barrier)
 {
     all_algos(HERD_COLL_BARRIER, HERD_SUM);
@@ -332,6 +352,7 @@ int main(void)
     tcase_add_test(t, reduce_scatter);
     tcase_add_test(t, all_to_all);
     tcase_add_test(t, barrier);
+    tcase_add_test(t, wide_fan_in);
     tcase_add_test(t, concurrent_and_groups);
     suite_add_tcase(s, t);
     return tu_run_suite(s);
