@@ -183,6 +183,10 @@ static void waterfill(net_state_t *s)
  * those whose rate changed. */
 static void apply(net_state_t *s, uint64_t now)
 {
+    /* the connections of a component mostly move equal chunks at equal
+     * shares: one division serves them all */
+    double last_rem = -1, last_r = 0;
+    uint64_t last_tx = 0;
     for (uint32_t i = 0; i < s->ncomp_conns; i++) {
         uint32_t ci = s->comp_conns[i];
         net_conn_t *c = &s->conns[ci];
@@ -200,7 +204,12 @@ static void apply(net_state_t *s, uint64_t now)
         }
         c->t_upd = now;
         c->rate = r;
-        net_conn_schedule(s, ci, now + net_tx_ns(c->rem, r));
+        if (c->rem != last_rem || r != last_r) {
+            last_rem = c->rem;
+            last_r = r;
+            last_tx = net_tx_ns(c->rem, r);
+        }
+        net_conn_schedule(s, ci, now + last_tx);
     }
 }
 
