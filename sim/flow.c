@@ -29,7 +29,10 @@ sim_flow_t *sim_flow_get(sim_world_t *w)
 
 void sim_flow_put(sim_world_t *w, sim_flow_t *f)
 {
-    *f = (sim_flow_t){0};
+    /* what a collective's flow reads without setting it first */
+    f->payload = NULL;
+    f->sx = NULL;
+    f->send = f->recv = NULL;
     f->next_free = w->flow_free;
     w->flow_free = f;
 }

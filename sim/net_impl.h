@@ -222,8 +222,20 @@ static inline void net_next_keep(net_state_t *s, uint64_t t)
 
 /* The lane of a latency (NET_LANE_HEAP when all lanes are taken). */
 uint8_t net_lane_of(net_state_t *s, uint64_t lat);
-/* Count one more live flow on the lane, making room for its delivery. */
-herd_status_t net_lane_reserve(net_state_t *s, uint8_t lane);
+/* Count one more live flow on the lane, making room for its delivery
+ * (net_lane_grow when the ring is full: the one path that allocates). */
+herd_status_t net_lane_grow(net_state_t *s, uint8_t lane);
+static inline herd_status_t net_lane_reserve(net_state_t *s, uint8_t lane)
+{
+    if (lane == NET_LANE_HEAP)
+        return HERD_OK;
+    net_lane_t *l = &s->lanes[lane];
+    if (l->users < l->cap) {
+        l->users++;
+        return HERD_OK;
+    }
+    return net_lane_grow(s, lane);
+}
 void net_lane_push(net_state_t *s, uint8_t lane, uint64_t t, uint32_t flow);
 /* The earliest event of the heap and the lanes: returns NET_EV_NONE,
  * NET_EV_HEAP or a lane index, for net_next_pop. */

@@ -21,15 +21,9 @@ uint8_t net_lane_of(net_state_t *s, uint64_t lat)
     return (uint8_t)s->nlanes++;
 }
 
-herd_status_t net_lane_reserve(net_state_t *s, uint8_t lane)
+herd_status_t net_lane_grow(net_state_t *s, uint8_t lane)
 {
-    if (lane == NET_LANE_HEAP)
-        return HERD_OK;
     net_lane_t *l = &s->lanes[lane];
-    if (l->users < l->cap) {
-        l->users++;
-        return HERD_OK;
-    }
     uint32_t cap = l->cap ? 2 * l->cap : 256;
     if (cap <= l->cap)
         return HERD_ERR_OVERFLOW;
