@@ -46,7 +46,8 @@ int net_share_join(net_state_t *s, uint32_t ci)
     }
     if (!solo)
         for (uint32_t k = 0; k < c->nlinks; k++)
-            mark_dirty(s, c->link[k]);
+            if (!s->links[c->link[k]].dirty)
+                mark_dirty(s, c->link[k]);
     c->in_links = 1;
     c->rate = solo ? (cap < 1.0 ? 1.0 : cap) /* as waterfill() */ : 0;
     return solo;
@@ -78,12 +79,15 @@ void net_share_leave(net_state_t *s, uint32_t ci)
         net_link_t *l = &s->links[li];
         uint32_t moved = l->conns[--l->n];
         uint32_t at = c->pos[k];
-        l->conns[at] = moved;
-        net_conn_t *m = &s->conns[moved];
-        for (uint32_t j = 0; j < m->nlinks; j++)
-            if (m->link[j] == li)
-                m->pos[j] = at;
-        mark_dirty(s, li);
+        if (moved != ci) { /* the last one fills the hole */
+            l->conns[at] = moved;
+            net_conn_t *m = &s->conns[moved];
+            for (uint32_t j = 0; j < m->nlinks; j++)
+                if (m->link[j] == li)
+                    m->pos[j] = at;
+        }
+        if (!l->dirty)
+            mark_dirty(s, li);
     }
 }
 
