@@ -305,17 +305,36 @@ void sim_world_loop(sim_world_t *w)
     run_loop(w);
 }
 
-/* Compute: virtual time scaled by the rank's slowdown and seeded jitter. */
+/* A compute of `seconds`: virtual ns scaled by the rank's slowdown and
+ * a seeded jitter draw (the factor used goes to *f). */
+static uint64_t compute_ns(sim_rank_t *r, double seconds, double *f)
+{
+    const herd_sim_opts_t *o = &r->w->opts;
+    *f =
+        r->compute_factor * sim_rng_jitter(&r->rng, o->jitter, o->jitter_sigma);
+    double ns = seconds * 1e9 * *f;
+    return ns >= 1.8e19 ? UINT64_MAX / 2 : (uint64_t)llround(ns);
+}
+
+static void compute_record(sim_rank_t *r, uint64_t t0, const char *label)
+{
+    herd_tl_rec_t rec = {.kind = HERD_TL_COMPUTE,
+                         .rank = r->id,
+                         .node = sim_node_of(r->w, r->id),
+                         .peer = -1,
+                         .start_ns = t0,
+                         .end_ns = r->w->now,
+                         .label = label};
+    core_comm_timeline(&r->world_comm->base, &rec);
+}
+
 herd_status_t sim_rank_compute(sim_rank_t *r, double seconds, const char *label)
 {
     sim_world_t *w = r->w;
     if (abort_check(r))
         return HERD_ERR_ABORTED;
-    double f = r->compute_factor *
-               sim_rng_jitter(&r->rng, w->opts.jitter, w->opts.jitter_sigma);
-    double ns = seconds * 1e9 * f;
-    uint64_t dur = ns >= 1.8e19 ? UINT64_MAX / 2 : (uint64_t)llround(ns);
-    uint64_t t0 = w->now;
+    double f;
+    uint64_t t0 = w->now, dur = compute_ns(r, seconds, &f);
     herd_status_t st =
         sim_push(w, t0 + dur, SIM_EV_RESUME, (uint32_t)r->id, NULL);
     if (st != HERD_OK)
@@ -324,21 +343,14 @@ herd_status_t sim_rank_compute(sim_rank_t *r, double seconds, const char *label)
     sim_ctx_yield(&r->ctx, &w->sched);
     if (abort_check(r))
         return HERD_ERR_ABORTED;
-    herd_tl_rec_t rec = {.kind = HERD_TL_COMPUTE,
-                         .rank = r->id,
-                         .node = sim_node_of(w, r->id),
-                         .peer = -1,
-                         .start_ns = t0,
-                         .end_ns = w->now,
-                         .label = label};
-    core_comm_timeline(&r->world_comm->base, &rec);
+    compute_record(r, t0, label);
     return HERD_OK;
 }
 
 /* Like sim_rank_compute, but the rank wakes as soon as `req` completes
- * (sim_req_complete wakes a sleeping rank that waits on it, and the
- * generation makes the end-of-compute event stale). Only the compute
- * time that elapsed is recorded and reported. */
+ * (sim_req_complete wakes a sleeping rank that waits on it; the timer
+ * then left queued is recognised by its number and ignored). Only the
+ * compute time that elapsed is recorded and reported. */
 herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
                                      sim_req_t *req, const char *label,
                                      double *done_out)
@@ -350,11 +362,8 @@ herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
         *done_out = 0;
         return HERD_OK;
     }
-    double f = r->compute_factor *
-               sim_rng_jitter(&r->rng, w->opts.jitter, w->opts.jitter_sigma);
-    double ns = seconds * 1e9 * f;
-    uint64_t dur = ns >= 1.8e19 ? UINT64_MAX / 2 : (uint64_t)llround(ns);
-    uint64_t t0 = w->now;
+    double f;
+    uint64_t t0 = w->now, dur = compute_ns(r, seconds, &f);
     uintptr_t gen = ++r->wake_gen;
     herd_status_t st =
         sim_push(w, t0 + dur, SIM_EV_WAKE, (uint32_t)r->id, (void *)gen);
@@ -374,15 +383,8 @@ herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
     if (abort_check(r))
         return HERD_ERR_ABORTED;
     uint64_t el = w->now - t0;
-    herd_tl_rec_t rec = {.kind = HERD_TL_COMPUTE,
-                         .rank = r->id,
-                         .node = sim_node_of(w, r->id),
-                         .peer = -1,
-                         .start_ns = t0,
-                         .end_ns = w->now,
-                         .label = label};
     if (el > 0)
-        core_comm_timeline(&r->world_comm->base, &rec);
+        compute_record(r, t0, label);
     *done_out = el >= dur || !(f > 0) ? seconds : (double)el / (1e9 * f);
     return HERD_OK;
 }

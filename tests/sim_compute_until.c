@@ -105,13 +105,18 @@ static herd_status_t run(cu_t *k, double slow0, herd_run_info_t *info)
     return herd_run(&init, prog, k, info);
 }
 
+static void run_ok(cu_t *k, double slow0)
+{
+    herd_run_info_t info;
+    ck_assert_int_eq(run(k, slow0, &info), HERD_OK);
+    herd_run_info_clear(&info);
+    ck_assert_int_eq(k->st[0], HERD_OK);
+}
+
 START_TEST(ends_when_request_completes)
 {
     cu_t k = {.mode = EARLY};
-    herd_run_info_t info;
-    ck_assert_int_eq(run(&k, 0, &info), HERD_OK);
-    herd_run_info_clear(&info);
-    ck_assert_int_eq(k.st[0], HERD_OK);
+    run_ok(&k, 0);
     /* the all_reduce ends once rank 1 joins at 1 ms: rank 0 wakes then,
      * and its wait that follows takes no time */
     ck_assert_uint_gt(k.t[0], 1000000);
@@ -127,9 +132,7 @@ END_TEST
 START_TEST(slowdown_scales_the_compute_done)
 {
     cu_t k = {.mode = EARLY};
-    herd_run_info_t info;
-    ck_assert_int_eq(run(&k, 2.0, &info), HERD_OK);
-    herd_run_info_clear(&info);
+    run_ok(&k, 2.0);
     ck_assert_uint_gt(k.t[0], 1000000);
     /* half the virtual time elapsed counts as compute done */
     ck_assert_double_eq_tol(k.done[0], (double)k.t[0] * 1e-9 / 2, 1e-15);
@@ -139,10 +142,7 @@ END_TEST
 START_TEST(runs_in_full_when_request_is_later)
 {
     cu_t k = {.mode = TIMER};
-    herd_run_info_t info;
-    ck_assert_int_eq(run(&k, 0, &info), HERD_OK);
-    herd_run_info_clear(&info);
-    ck_assert_int_eq(k.st[0], HERD_OK);
+    run_ok(&k, 0);
     ck_assert_uint_eq(k.t[0], 500000);
     ck_assert(k.done[0] == 0.5e-3);
     ck_assert_uint_gt(k.t[1], 1000000); /* then it waited for rank 1 */
@@ -155,7 +155,7 @@ START_TEST(bad_arguments)
     herd_run_info_t info;
     ck_assert_int_eq(run(&k, 0, &info), HERD_OK);
     herd_run_info_clear(&info);
-    ck_assert_int_eq(k.st[0], HERD_ERR_INVALID_ARG);
+    ck_assert_int_eq(k.st[0], HERD_ERR_INVALID_ARG); /* no request */
     ck_assert_int_eq(k.st[1], HERD_ERR_INVALID_ARG);
     ck_assert_int_eq(k.st[2], HERD_ERR_INVALID_ARG);
     ck_assert(k.done[0] == 7); /* untouched on error */
