@@ -333,7 +333,7 @@ static herd_status_t big_counts(sim_exec_t *x, const uint32_t *w0)
 /* The member's wait bytes, from the shared initial words `w0`: a column
  * of the instance's interleaved pool when w0 is the pool's template (the
  * pool is filled for every member at once, row by row), else its own. */
-static herd_status_t wait_words(sim_exec_t *x, const uint32_t *w0)
+static herd_status_t wait_bytes(sim_exec_t *x, const uint32_t *w0)
 {
     sim_inst_t *inst = x->inst;
     size_t n = x->nsteps, p = (size_t)inst->p;
@@ -445,7 +445,7 @@ static herd_status_t share_all(sim_exec_t *x, xbuild_t *b,
     x->list = list;
     x->cnt = cnt;
     *w0_out = w0;
-    return wait_words(x, w0);
+    return wait_bytes(x, w0);
 }
 
 void sim_exec_blobs_free(sim_inst_t *inst)
@@ -647,7 +647,7 @@ herd_status_t sim_exec_create_rotated(sim_world_t *w, sim_inst_t *inst,
     if (st == HERD_OK && t->own_counts)
         st = rotated_counts(x, t);
     if (st == HERD_OK)
-        st = wait_words(x, t->w0);
+        st = wait_bytes(x, t->w0);
     if (st == HERD_OK)
         st = setup_buffers(x, req);
     if (st != HERD_OK) {

@@ -3,12 +3,11 @@
  * (execution in virtual time).
  *
  * A 512-rank ring at chunk granularity has 16.7 M steps and every network
- * event touches one or two of them, spread over all ranks: the executor
- * is bound by memory traffic, so everything it touches per step is packed
- * kept small: what changes as it runs is one 32-bit word per step and
- * member (wait counts and state), and the rest (connections, successors,
- * dependents, counts) is immutable once built and shared by every member
- * whose schedule has the same shape: all ranks of a ring, for instance,
+ * event touches one or two of them, spread over all ranks, so everything
+ * it touches per step is kept small: what changes as it runs is one byte
+ * per step and member (wait count and state), and the rest (connections,
+ * successors, dependents, counts) is immutable once built and shared by every
+ * member whose schedule has the same shape: all ranks of a ring, for instance,
  * read one copy, which stays in cache while they run in step. What is
  * known per connection (peer, channel, the network model's handle, how
  * many of its steps have started) is kept once per connection. */
