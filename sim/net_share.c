@@ -152,8 +152,31 @@ static uint32_t bottleneck(const net_state_t *s, double *share)
 /* Progressive filling: repeatedly freeze the connections of the most
  * constrained link at its fair share and take that share off every link
  * they cross. */
+/* A component whose every link carries all its connections (the
+ * channels between two ranks, say) has one share: the tightest link's
+ * capacity over their number, what the filling below would find. */
+static int uniform(net_state_t *s)
+{
+    double cap = INFINITY;
+    for (uint32_t i = 0; i < s->ncomp_links; i++) {
+        const net_link_t *l = &s->links[s->comp_links[i]];
+        if (l->n != s->ncomp_conns)
+            return 0;
+        if (l->cap < cap)
+            cap = l->cap;
+    }
+    double share = cap / s->ncomp_conns;
+    if (share < 1.0)
+        share = 1.0;
+    for (uint32_t i = 0; i < s->ncomp_conns; i++)
+        s->conns[s->comp_conns[i]].newrate = share;
+    return 1;
+}
+
 static void waterfill(net_state_t *s)
 {
+    if (uniform(s))
+        return;
     for (uint32_t i = 0; i < s->ncomp_links; i++) {
         net_link_t *l = &s->links[s->comp_links[i]];
         l->left = l->cap;
