@@ -213,8 +213,6 @@ static void start(sim_exec_t *x, uint32_t step)
     const sim_xstep_t *xs = &x->xs[step];
     uint8_t *wt = xw(x, step);
     xb_set_state(wt, XS_STARTED);
-    /* the stream of this schedule's steps is read in order: ask for the
-     * next cache line early, the misses are what a big run waits on */
     uint32_t kind = xb_kind(*wt), k = 0;
     sim_xconn_t *c = NULL;
     if (xs->conn != XS_NONE) {
