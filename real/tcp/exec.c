@@ -149,8 +149,10 @@ static void enqueue_send(tcp_op_t *op, uint32_t s)
     char msg[128];
     if (p->out_fd == -1 && p->state == TCP_PEER_ALIVE &&
         tcp_peer_connect(op->w, p, 50) != HERD_OK) {
+        /* Not yet a verdict: the peer may have left because another rank
+         * failed, and its notice may be waiting in our listening socket. */
         snprintf(msg, sizeof(msg), "cannot connect to rank %d", p->world_rank);
-        tcp_op_fail(op, HERD_ERR_PEER_FAILED, msg);
+        tcp_peer_suspect(op->w, p, msg);
         return;
     }
     if (p->out_fd == TCP_FD_AWAIT) {

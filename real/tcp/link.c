@@ -104,6 +104,17 @@ static void adopt_out(tcp_world_t *w, tcp_peer_t *p, int fd)
     peer_write(w, p);
 }
 
+/* A higher rank writes an abort notice on its connection before our
+ * answer (tcp_send_control): read it from one we refuse, since its sender
+ * may have exited before our own connection reaches it. */
+static void refused_notice(tcp_world_t *w, const tcp_peer_t *p, int fd)
+{
+    tcp_hdr_t h;
+    if (recv(fd, &h, sizeof(h), MSG_DONTWAIT) == (ssize_t)sizeof(h) &&
+        h.magic == TCP_MAGIC && h.type == TCP_MSG_ABORT)
+        tcp_abort_notice(w, h.tag, p->world_rank);
+}
+
 /* One socket per pair carries both directions, so each side's
  * acknowledgements ride on its data instead of costing a packet per
  * message. The lower rank's connection is the pair's: it sends at once,
@@ -115,6 +126,8 @@ static void pair_accept(tcp_world_t *w, tcp_peer_t *p, int fd)
     int adopt = may_adopt(w, p);
     if (p->world_rank > w->rank) {
         char v = (char)adopt;
+        if (!adopt)
+            refused_notice(w, p, fd);
         if (send(fd, &v, 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1 || !adopt ||
             peer_watch_in(w, p, fd) != 0) {
             close(fd);
@@ -478,13 +491,28 @@ void tcp_tx_enqueue(tcp_world_t *w, tcp_peer_t *p, tcp_tx_t *tx)
     peer_write(w, p);
 }
 
-/* A header-only message (goodbye, abort notice); best effort. */
+/* An abort notice on a connection still waiting for the peer's answer
+ * goes out at once, ahead of what is queued there: the peer may be away
+ * from herd until after this rank has exited, and then only what is in
+ * its kernel buffers reaches it. It reads the notice whichever socket the
+ * pair keeps (refused_notice); the queued copy arrives as a repeat. */
+static void notice_now(tcp_world_t *w, tcp_peer_t *p, const tcp_hdr_t *h)
+{
+    ssize_t n = send(p->out_fd, h, sizeof(*h), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0 && n < (ssize_t)sizeof(*h)) { /* the stream is cut: drop it */
+        p->out_wait = 0;
+        tcp_peer_suspect(w, p, "abort notice written in part");
+    }
+}
+
+/* A header-only message (goodbye, abort notice); best effort. One to a
+ * peer whose connection is on its way (TCP_FD_AWAIT) waits for it. */
 void tcp_send_control(tcp_world_t *w, tcp_peer_t *p, int type, int tag)
 {
     if (p->out_fd == -1 && type == TCP_MSG_ABORT &&
         p->state == TCP_PEER_ALIVE && !p->suspect_ns)
         tcp_peer_connect(w, p, 1); /* the notice must reach everyone */
-    if (p->out_fd < 0)
+    if (p->out_fd < 0 && p->out_fd != TCP_FD_AWAIT)
         return;
     tcp_tx_t *tx = calloc(1, sizeof(*tx));
     if (!tx)
@@ -493,6 +521,8 @@ void tcp_send_control(tcp_world_t *w, tcp_peer_t *p, int type, int tag)
     tx->hdr.type = (uint16_t)type;
     tx->hdr.tag = tag;
     tcp_tx_enqueue(w, p, tx);
+    if (type == TCP_MSG_ABORT && p->out_wait && p->out_fd >= 0)
+        notice_now(w, p, &tx->hdr);
 }
 
 /* Drop an op's queued messages. One already partly written keeps going

@@ -164,10 +164,15 @@ static void control_message(tcp_world_t *w, tcp_peer_t *p)
         p->state = TCP_PEER_BYE;
         return;
     }
+    tcp_abort_notice(w, h->tag, p->world_rank);
+}
+
+void tcp_abort_notice(tcp_world_t *w, int failed, int reporter)
+{
     char why[160];
-    snprintf(why, sizeof(why), "rank %d failed (reported by rank %d)", h->tag,
-             p->world_rank);
-    tcp_world_fail(w, h->tag, HERD_ERR_PEER_FAILED, why);
+    snprintf(why, sizeof(why), "rank %d failed (reported by rank %d)", failed,
+             reporter);
+    tcp_world_fail(w, failed, HERD_ERR_PEER_FAILED, why);
 }
 
 /* A header is complete: decide where its payload goes. */

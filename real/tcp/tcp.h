@@ -293,6 +293,7 @@ char *tcp_buf_get(tcp_world_t *w, size_t len);
 void tcp_buf_put(tcp_world_t *w, char *buf, size_t len);
 void tcp_msg_free(tcp_world_t *w, tcp_msg_t *m);
 void tcp_rx_cancel_op(tcp_world_t *w, tcp_op_t *op);
+void tcp_abort_notice(tcp_world_t *w, int failed, int reporter);
 
 /* exec.c: schedule execution */
 herd_status_t tcp_op_post(tcp_comm_t *c, const core_coll_args_t *args,
