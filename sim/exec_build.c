@@ -312,52 +312,63 @@ static void build_ready(xbuild_t *b, uint32_t nsteps)
             b->ready[b->nready++] = i;
 }
 
-/* Waits of the steps that wait for XB_BIG or more, counted apart (a
- * member of a schedule that has none gets no array). */
-static herd_status_t big_counts(sim_exec_t *x, const uint32_t *w0)
+/* Waits of the steps that wait for XB_BIG or more (`nbig` of them),
+ * counted apart; none in most schedules, and then no array. */
+static herd_status_t big_counts(sim_exec_t *x, const uint32_t *w0, size_t nbig)
 {
-    size_t n = x->nsteps, nbig = 0;
-    for (size_t i = 0; i < n; i++)
-        nbig += (w0[i] & XW_COUNT) >= XB_BIG;
     if (nbig == 0)
         return HERD_OK;
-    x->big = calloc(n + 1, sizeof(*x->big));
+    x->big = calloc((size_t)x->nsteps + 1, sizeof(*x->big));
     if (!x->big)
         return HERD_ERR_NO_MEMORY;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < x->nsteps; i++)
         if ((w0[i] & XW_COUNT) >= XB_BIG)
             x->big[i] = w0[i] & XW_COUNT;
     return HERD_OK;
 }
 
+/* Initial wait bytes from w0, `stride` apart, `copies` side by side;
+ * returns how many steps wait for XB_BIG or more. */
+static size_t fill_wait(uint8_t *wait, const uint32_t *w0, size_t n,
+                        size_t stride, size_t copies)
+{
+    size_t nbig = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b = xb_init(w0[i]);
+        if (copies == 1)
+            wait[i * stride] = b;
+        else
+            memset(wait + i * stride, b, copies);
+        nbig += (w0[i] & XW_COUNT) >= XB_BIG;
+    }
+    return nbig;
+}
+
 /* The member's wait bytes, from the shared initial words `w0`: a column
  * of the instance's interleaved pool when w0 is the pool's template (the
- * pool is filled for every member at once, row by row), else its own. */
+ * pool is filled for every member at once, row by row, and what it holds
+ * is known from then on: a rotated member costs no pass over the steps),
+ * else its own. */
 static herd_status_t wait_bytes(sim_exec_t *x, const uint32_t *w0)
 {
     sim_inst_t *inst = x->inst;
     size_t n = x->nsteps, p = (size_t)inst->p;
-    herd_status_t st = big_counts(x, w0);
-    if (st != HERD_OK)
-        return st;
     if (!inst->wpool && n > 0 && p > 1) {
         inst->wpool = big_alloc(n * p, 1, 0);
         inst->wpool_tmpl = w0;
-        for (size_t i = 0; inst->wpool && i < n; i++)
-            memset(inst->wpool + i * p, xb_init(w0[i]), p);
+        if (inst->wpool)
+            inst->wpool_nbig = fill_wait(inst->wpool, w0, n, p, p);
     }
     if (inst->wpool && inst->wpool_tmpl == w0) {
         x->wait = inst->wpool + x->member;
         x->ws = (uint32_t)p;
-        return HERD_OK;
+        return big_counts(x, w0, inst->wpool_nbig);
     }
     x->wait = big_alloc(n + 1, 1, 0);
     if (!x->wait)
         return HERD_ERR_NO_MEMORY;
-    for (size_t i = 0; i < n; i++)
-        x->wait[i] = xb_init(w0[i]);
     x->ws = 1;
-    return HERD_OK;
+    return big_counts(x, w0, fill_wait(x->wait, w0, n, 1, 1));
 }
 
 /* Copies what the executor needs from the schedule. */

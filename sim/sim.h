@@ -343,6 +343,7 @@ struct sim_inst {
                                    (sim/exec_build.c) */
     uint8_t *wpool;             /* members' wait bytes, interleaved */
     const uint32_t *wpool_tmpl; /* the initial words it was filled from */
+    size_t wpool_nbig;          /* steps in them waiting for 7 or more */
     struct sim_rot *rot;        /* template of rotated members; NULL: each
                                    member lowers its own schedule */
 };
