@@ -16,7 +16,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
-#include "trace/ddp_bucket.h"
+#include "workload/ddp/bucket.h"
 
 static const char buckets_usage[] =
     "usage: herd ddp buckets MODEL [--bucket-cap-mb X] "

@@ -6,11 +6,11 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "trace/ddp_bucket.h"
-#include "trace/ddp_job.h"
-#include "trace/ddp_model.h"
-#include "trace/ddp_prog.h"
-#include "trace/ddp_report.h"
+#include "workload/ddp/bucket.h"
+#include "workload/ddp/job.h"
+#include "workload/ddp/model.h"
+#include "workload/ddp/prog.h"
+#include "workload/ddp/report.h"
 #include "trace/scenario.h"
 
 /* Where model names are looked up (HERD_MODELS_DIR or <source>/models). */

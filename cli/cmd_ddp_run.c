@@ -10,9 +10,9 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
-#include "trace/ddp_prog.h"
-#include "trace/ddp_report.h"
-#include "trace/ddp_trace.h"
+#include "workload/ddp/prog.h"
+#include "workload/ddp/report.h"
+#include "workload/ddp/trace.h"
 #include "trace/timeline.h"
 
 static const char usage[] =

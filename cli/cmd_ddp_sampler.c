@@ -9,7 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
-#include "trace/sampler.h"
+#include "workload/ddp/sampler.h"
 
 static const char usage[] =
     "usage: herd ddp sampler --dataset-size N --replicas R [--drop-last]\n"

@@ -3,13 +3,14 @@
 
 resnet50, bert_base and gpt2_small take their parameter lists and
 gradient-ready orders from the PyTorch reference data
-(shared/reference/ddp/{models,buckets}); gpt_1_3b and gpt_7b are built from
+(tests/data/ddp/{models,buckets}, measured from PyTorch); gpt_1_3b and gpt_7b are built from
 the published GPT-3 XL (24 x 2048) and GPT-3 6.7B (32 x 4096) shapes in the
 GPT-2 layout. Every file gets a "compute" section estimated from FLOPs on
 an A100-class device (312 TFLOP/s peak, 50% efficiency): per parameter the
 backward FLOPs of the layer that produces its gradient, forward FLOPs,
 optimizer (Adam, memory bound) and buffer bytes. These are estimates for
-predictions, not measurements. Usage: gen_models.py [SHARED_DIR] [OUT_DIR]
+predictions, not measurements. Usage: gen_models.py [DATA_DIR] [OUT_DIR]
+(DATA_DIR defaults to tests/data of this repository)
 """
 import json
 import os
@@ -93,10 +94,10 @@ def finish_gpt(name, params, layers, d, vocab, tokens, seq, src, ctx):
             "grad_ready_order": order, "params": params}
 
 
-def from_reference(shared, name):
-    with open(os.path.join(shared, "reference/ddp/models/%s.json" % name)) as f:
+def from_reference(data, name):
+    with open(os.path.join(data, "ddp/models/%s.json" % name)) as f:
         m = json.load(f)
-    with open(os.path.join(shared, "reference/ddp/buckets/%s.json" % name)) as f:
+    with open(os.path.join(data, "ddp/buckets/%s.json" % name)) as f:
         b = json.load(f)
     return m, b["grad_ready_order"]
 
@@ -110,8 +111,8 @@ def resnet_res(pname):
     return 1
 
 
-def resnet50(shared):
-    m, order = from_reference(shared, "resnet50")
+def resnet50(data):
+    m, order = from_reference(data, "resnet50")
     batch = 64
     bn_bytes = 0
     for p in m["params"]:
@@ -133,8 +134,8 @@ def resnet50(shared):
     return m
 
 
-def bert_base(shared):
-    m, order = from_reference(shared, "bert_base")
+def bert_base(data):
+    m, order = from_reference(data, "bert_base")
     tokens, seq, d = 32 * 128, 128, 768
     kind = {}
     for p in m["params"]:
@@ -151,8 +152,8 @@ def bert_base(shared):
     return m
 
 
-def gpt2_small(shared):
-    m, order = from_reference(shared, "gpt2_small")
+def gpt2_small(data):
+    m, order = from_reference(data, "gpt2_small")
     out = finish_gpt("gpt2_small", m["params"], 12, 768, 50257, 8 * 1024, 1024,
                      m["source"], 1024)
     out["grad_ready_order"] = order
@@ -174,11 +175,11 @@ def write(out_dir, m):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "../../shared")
+    data = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "../tests/data")
     out_dir = sys.argv[2] if len(sys.argv) > 2 else here
-    write(out_dir, resnet50(shared))
-    write(out_dir, bert_base(shared))
-    write(out_dir, gpt2_small(shared))
+    write(out_dir, resnet50(data))
+    write(out_dir, bert_base(data))
+    write(out_dir, gpt2_small(data))
     write(out_dir, gpt_model("gpt_1_3b", 24, 2048, 50257, 2048, 4 * 2048, 2048,
                              "GPT-3 XL shapes (24 layers, d 2048, 16 heads, ctx 2048) in the GPT-2 layout; generated"))
     write(out_dir, gpt_model("gpt_7b", 32, 4096, 50257, 2048, 2 * 2048, 2048,

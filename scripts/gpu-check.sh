@@ -288,7 +288,7 @@ run_gpu_tests() {
         [ -x "$t" ] || continue
         n=$((n + 1))
         budgeted 120 env HERD_BINARY="$HERD" HERD_SOURCE_DIR="$ROOT" \
-            HERD_SHARED_DIR="$ROOT/../shared" "$t" >"$OUT/$(basename "$t").log" 2>&1
+            "$t" >"$OUT/$(basename "$t").log" 2>&1
         rc=$?
         case $rc in
         0) say "$(basename "$t"): passed" ;;

@@ -1,6 +1,6 @@
 /* tests/ddp_buckets.c - DDP bucket assignment against real PyTorch.
  *
- * For every file in shared/reference/ddp/buckets/ and every cap in it, the
+ * For every file in tests/data/ddp/buckets/ and every cap in it, the
  * initial (single and find_unused) and rebuilt assignments must equal the
  * reducer_order torch produced: same buckets, same members in the same
  * order, same limits and bytes. Checked in-process and through
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "support/testutil.h"
-#include "trace/ddp_bucket.h"
-#include "trace/ddp_model.h"
+#include "workload/ddp/bucket.h"
+#include "workload/ddp/model.h"
 
 /* Compare an assignment with a reference {bucket_indices,
  * per_bucket_size_limits, bucket_bytes} object. */
@@ -54,12 +54,12 @@ static void ref_open(const char *fname, ref_file_t *r)
 {
     char p[1024], rel[512], err[512];
     snprintf(r->name, sizeof(r->name), "%.*s", (int)(strlen(fname) - 5), fname);
-    snprintf(rel, sizeof(rel), "reference/ddp/buckets/%s", fname);
+    snprintf(rel, sizeof(rel), "ddp/buckets/%s", fname);
     json_error_t je;
-    r->root = json_load_file(tu_shared_path(p, sizeof(p), rel), 0, &je);
+    r->root = json_load_file(tu_data_path(p, sizeof(p), rel), 0, &je);
     ck_assert_msg(r->root, "%s: %s", p, je.text);
-    snprintf(rel, sizeof(rel), "reference/ddp/models/%s.json", r->name);
-    ck_assert_msg(ddp_model_load(tu_shared_path(p, sizeof(p), rel), &r->model,
+    snprintf(rel, sizeof(rel), "ddp/models/%s.json", r->name);
+    ck_assert_msg(ddp_model_load(tu_data_path(p, sizeof(p), rel), &r->model,
                                  err, sizeof(err)) == HERD_OK,
                   "%s", err);
     json_t *order = json_object_get(r->root, "grad_ready_order");
@@ -108,7 +108,7 @@ static void check_cap(ref_file_t *r, json_t *cap)
 static int for_each_ref(void (*fn)(ref_file_t *))
 {
     char dir[1024];
-    DIR *d = opendir(tu_shared_path(dir, sizeof(dir), "reference/ddp/buckets"));
+    DIR *d = opendir(tu_data_path(dir, sizeof(dir), "ddp/buckets"));
     ck_assert_msg(d != NULL, "cannot open %s", dir);
     struct dirent *e;
     int n = 0;
@@ -146,10 +146,10 @@ static void cli_case(ref_file_t *r, json_t *cap, const char *key,
                      const char *flags, const char *ready_file)
 {
     char cmd[4096], model[1024], rel[512];
-    snprintf(rel, sizeof(rel), "reference/ddp/models/%s.json", r->name);
+    snprintf(rel, sizeof(rel), "ddp/models/%s.json", r->name);
     double mb = json_number_value(json_object_get(cap, "bucket_cap_mb"));
     snprintf(cmd, sizeof(cmd), "%s ddp buckets %s --bucket-cap-mb %g %s%s%s",
-             tu_herd_binary(), tu_shared_path(model, sizeof(model), rel), mb,
+             tu_herd_binary(), tu_data_path(model, sizeof(model), rel), mb,
              flags, ready_file ? " --ready-order " : "",
              ready_file ? ready_file : "");
     char *out = NULL;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "support/testutil.h"
-#include "trace/sampler.h"
+#include "workload/ddp/sampler.h"
 
 static void expect_indices(ddp_sampler_t *s, int rank, const uint64_t *want,
                            size_t n)

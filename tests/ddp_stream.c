@@ -10,8 +10,8 @@
 #include <herd/sim.h>
 
 #include "support/testutil.h"
-#include "trace/ddp_prog.h"
-#include "trace/ddp_report.h"
+#include "workload/ddp/prog.h"
+#include "workload/ddp/report.h"
 
 typedef struct run {
     ddp_job_t *job;

@@ -9,9 +9,9 @@
 #include <herd/sim.h>
 
 #include "support/testutil.h"
-#include "trace/ddp_job.h"
-#include "trace/ddp_prog.h"
-#include "trace/ddp_trace.h"
+#include "workload/ddp/job.h"
+#include "workload/ddp/prog.h"
+#include "workload/ddp/trace.h"
 #include "trace/replay.h"
 
 static ddp_job_t *job_for(ddp_cfg_t *cfg, int world)

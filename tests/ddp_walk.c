@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "support/testutil.h"
-#include "trace/ddp_job.h"
+#include "workload/ddp/job.h"
 
 typedef struct ev {
     char kind; /* c compute, m mark, a all_reduce, b broadcast, B barrier,

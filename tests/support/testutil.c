@@ -26,9 +26,9 @@ const char *tu_src_path(char *buf, size_t len, const char *rel)
     return buf;
 }
 
-const char *tu_shared_path(char *buf, size_t len, const char *rel)
+const char *tu_data_path(char *buf, size_t len, const char *rel)
 {
-    snprintf(buf, len, "%s/%s", env_or("HERD_SHARED_DIR", "../shared"), rel);
+    snprintf(buf, len, "%s/tests/data/%s", env_or("HERD_SOURCE_DIR", "."), rel);
     return buf;
 }
 

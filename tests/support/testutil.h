@@ -7,10 +7,10 @@
 
 /* Run a suite with CK_NORMAL output; return the process exit code. */
 int tu_run_suite(Suite *s);
-/* Path of a file under the source tree / shared/ (static buffer per call
+/* Path of a file under the source tree / tests/data/ (static buffer per call
  * site is not used: writes into `buf`). */
 const char *tu_src_path(char *buf, size_t len, const char *rel);
-const char *tu_shared_path(char *buf, size_t len, const char *rel);
+const char *tu_data_path(char *buf, size_t len, const char *rel);
 /* The herd binary built with this tree. */
 const char *tu_herd_binary(void);
 /* Run a shell command, capture stdout+stderr into `out` (malloc'd,

@@ -1,17 +1,17 @@
-/* trace/ddp_prog.c - the DDP walker bound to the herd API.
+/* workload/ddp/prog.c - the DDP walker bound to the herd API.
  *
  * Collectives go through a ddp_stream_t (one in-order stream per process
  * group, as ProcessGroupNCCL runs them, unless ddp.comm_streams says
  * otherwise). Every bucket is reduced in place in one engine buffer the
  * size of the largest bucket (herd_alloc; phantom on sim): the simulator
  * only needs sizes, and a model without real gradients has no values. */
-#include "trace/ddp_prog.h"
+#include "workload/ddp/prog.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/ddp_stream.h"
+#include "workload/ddp/stream.h"
 
 typedef struct prog_ctx {
     herd_comm_t *comm;

@@ -1,4 +1,4 @@
-/* trace/sampler.h - torch.utils.data.DistributedSampler, and the data
+/* workload/ddp/sampler.h - torch.utils.data.DistributedSampler, and the data
  * layouts that give ranks different numbers of batches.
  *
  * DistributedSampler pads (repeating indices from the start, cycling when
@@ -7,8 +7,8 @@
  * padded list. Per-rank shards (an IterableDataset split by rank, or
  * files of different lengths) do not: their ranks run different numbers of
  * steps, which hangs a real DDP job. */
-#ifndef HERD_TRACE_SAMPLER_H
-#define HERD_TRACE_SAMPLER_H
+#ifndef HERD_WORKLOAD_DDP_SAMPLER_H
+#define HERD_WORKLOAD_DDP_SAMPLER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* trace/ddp_cfg.h - the options of a simulated DDP job: DDP's own
+/* workload/ddp/cfg.h - the options of a simulated DDP job: DDP's own
  * constructor arguments, the training loop around it (steps, gradient
  * accumulation, data sharding, rank-0 evaluation and checkpoints) and the
  * faults a real job hits (parameters without gradients).
@@ -6,8 +6,8 @@
  * Every option has a key, the same in a scenario's `workload: ddp:`
  * section, in `--set ddp.<key>=<value>` and in `herd ddp run` flags; see
  * docs/ddp.md for the list. */
-#ifndef HERD_TRACE_DDP_CFG_H
-#define HERD_TRACE_DDP_CFG_H
+#ifndef HERD_WORKLOAD_DDP_CFG_H
+#define HERD_WORKLOAD_DDP_CFG_H
 
 #include <stddef.h>
 #include <stdint.h>

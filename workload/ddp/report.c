@@ -1,4 +1,4 @@
-/* trace/ddp_report.c - DDP predictions as text and JSON, and the
+/* workload/ddp/report.c - DDP predictions as text and JSON, and the
  * diagnosis of a run that hung or failed: which ranks raised PyTorch's
  * reduction error, which ranks blocked in which collective, which ranks
  * ran out of data, and what in the job's options explains it. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/ddp_report.h"
+#include "workload/ddp/report.h"
 
 /* "rank 3" or "ranks 0-3,7" for the ranks where sel[r] is set. */
 static void rank_ranges(const unsigned char *sel, int n, char *buf, size_t len)

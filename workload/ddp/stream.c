@@ -1,6 +1,6 @@
-/* trace/ddp_stream.c - in-order execution of a process group's
+/* workload/ddp/stream.c - in-order execution of a process group's
  * collectives over the asynchronous herd API (see ddp_stream.h). */
-#include "trace/ddp_stream.h"
+#include "workload/ddp/stream.h"
 
 #include <stdio.h>
 #include <stdlib.h>

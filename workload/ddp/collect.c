@@ -1,4 +1,4 @@
-/* trace/ddp_collect.c - gather a DDP run's timeline records per rank and
+/* workload/ddp/collect.c - gather a DDP run's timeline records per rank and
  * iteration, and turn them into step predictions (see ddp_report.h for the
  * definitions). Records arrive from the engine's timeline callback; the
  * labels and marks the DDP program sets say what each record is. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/ddp_report.h"
+#include "workload/ddp/report.h"
 
 herd_status_t ddp_collect_create(const ddp_job_t *job, ddp_collect_t **out)
 {

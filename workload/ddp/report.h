@@ -1,4 +1,4 @@
-/* trace/ddp_report.h - predictions for a DDP run, computed from the
+/* workload/ddp/report.h - predictions for a DDP run, computed from the
  * timeline records the engine emits while the DDP program runs.
  *
  * Per rank and iteration: step start and end, end of backward compute,
@@ -8,8 +8,8 @@
  * one whose backward ends last), the overlap fraction (1 - exposed /
  * busy time of the bucket all_reduces) and the critical rank; plus, when
  * the job hangs or fails, what every rank was doing. */
-#ifndef HERD_TRACE_DDP_REPORT_H
-#define HERD_TRACE_DDP_REPORT_H
+#ifndef HERD_WORKLOAD_DDP_REPORT_H
+#define HERD_WORKLOAD_DDP_REPORT_H
 
 #include <jansson.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
 
 #include <herd/herd.h>
 
-#include "trace/ddp_job.h"
+#include "workload/ddp/job.h"
 
 #define DDP_REC_MAX_ITERS 64 /* iterations recorded per rank */
 

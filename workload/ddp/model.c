@@ -1,4 +1,4 @@
-/* trace/ddp_model.c - load a DDP model description (JSON, jansson).
+/* workload/ddp/model.c - load a DDP model description (JSON, jansson).
  *
  * Checks every field against the reference schema (bytes = numel * dtype
  * size, numel = product of the shape, indices 0..n-1 in order) so a bad
@@ -6,7 +6,7 @@
  * nonsense timings. Compute is given in seconds or FLOPs (with a device
  * throughput); backward time not given per parameter is spread over the
  * remaining parameters in proportion to their size. */
-#include "trace/ddp_model.h"
+#include "workload/ddp/model.h"
 
 #include <jansson.h>
 #include <stdarg.h>

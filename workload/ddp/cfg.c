@@ -1,7 +1,7 @@
-/* trace/ddp_cfg.c - DDP job options: defaults, setting them from text
+/* workload/ddp/cfg.c - DDP job options: defaults, setting them from text
  * (scenario files, --set, flags) and cross-checks. One table maps each key
  * to its field and kind, so every entry point accepts the same words. */
-#include "trace/ddp_cfg.h"
+#include "workload/ddp/cfg.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* trace/ddp_stream.h - the communication stream of a DDP process group.
+/* workload/ddp/stream.h - the communication stream of a DDP process group.
  *
  * ProcessGroupNCCL runs a group's collectives one after another on one
  * CUDA stream: an all_reduce DDP launches while the previous one still
@@ -8,8 +8,8 @@
  * `max_inflight` are running (0: no limit, the engine runs them
  * concurrently). Compute issued while ops wait runs until the running op
  * ends (herd_compute_until), so the next starts at that instant. */
-#ifndef HERD_TRACE_DDP_STREAM_H
-#define HERD_TRACE_DDP_STREAM_H
+#ifndef HERD_WORKLOAD_DDP_STREAM_H
+#define HERD_WORKLOAD_DDP_STREAM_H
 
 #include <stddef.h>
 #include <stdint.h>

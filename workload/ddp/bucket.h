@@ -1,17 +1,17 @@
-/* trace/ddp_bucket.h - DDP's gradient bucket assignment, as PyTorch's
+/* workload/ddp/bucket.h - DDP's gradient bucket assignment, as PyTorch's
  * reducer computes it (compute_bucket_assignment_by_size, torch 1.13).
  *
  * The result is always in the reducer's order: bucket 0 is reduced first.
  * For the initial assignment that is the reversed, min-index-sorted list;
  * for the rebuilt one, the order in which buckets filled up along the
  * gradient-ready order (neither sorted nor reversed). */
-#ifndef HERD_TRACE_DDP_BUCKET_H
-#define HERD_TRACE_DDP_BUCKET_H
+#ifndef HERD_WORKLOAD_DDP_BUCKET_H
+#define HERD_WORKLOAD_DDP_BUCKET_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/ddp_model.h"
+#include "workload/ddp/model.h"
 
 /* dist._DEFAULT_FIRST_BUCKET_BYTES */
 #define DDP_FIRST_BUCKET_BYTES ((uint64_t)1 << 20)

@@ -1,7 +1,7 @@
-/* trace/ddp_trace.c - record the DDP walker's calls as trace ops: one
+/* workload/ddp/trace.c - record the DDP walker's calls as trace ops: one
  * list per rank, the common one stored once as the SPMD list and only the
  * ranks that differ stored on their own. */
-#include "trace/ddp_trace.h"
+#include "workload/ddp/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,13 +1,13 @@
-/* trace/ddp_prog.h - the DDP job as a herd program (herd_main_fn): every
+/* workload/ddp/prog.h - the DDP job as a herd program (herd_main_fn): every
  * rank walks its iterations and issues herd_compute / herd_all_reduce /
  * herd_req_wait as PyTorch's reducer would, with labels and marks for the
  * timeline. Runs on any engine; on sim all ranks share one ddp_prog_t. */
-#ifndef HERD_TRACE_DDP_PROG_H
-#define HERD_TRACE_DDP_PROG_H
+#ifndef HERD_WORKLOAD_DDP_PROG_H
+#define HERD_WORKLOAD_DDP_PROG_H
 
 #include <herd/herd.h>
 
-#include "trace/ddp_job.h"
+#include "workload/ddp/job.h"
 
 typedef struct ddp_prog {
     const ddp_job_t *job;

@@ -1,14 +1,14 @@
-/* trace/ddp_job.c - build a DDP job: load and scale the model, compute the
+/* workload/ddp/job.c - build a DDP job: load and scale the model, compute the
  * construction and rebuilt bucket layouts, and how many iterations each
  * rank runs (from `steps`, or from the data: DistributedSampler, unpadded
  * shards or explicit shard sizes). */
-#include "trace/ddp_job.h"
+#include "workload/ddp/job.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/sampler.h"
+#include "workload/ddp/sampler.h"
 
 static long iters_for_rank(const ddp_cfg_t *c, int world, int rank)
 {

@@ -1,19 +1,19 @@
-/* trace/ddp_job.h - a DDP training job ready to run: the model (compute
+/* workload/ddp/job.h - a DDP training job ready to run: the model (compute
  * scaled), both bucket layouts, per-rank iteration counts, and the walker
  * that turns (rank, iteration) into the calls PyTorch's reducer makes.
  *
  * The walker does not call herd itself: it drives a ddp_emit_ops_t, so
  * the same walk runs as a herd program (ddp_prog.c, every engine) or is
  * written out as a trace (ddp_trace.c). */
-#ifndef HERD_TRACE_DDP_JOB_H
-#define HERD_TRACE_DDP_JOB_H
+#ifndef HERD_WORKLOAD_DDP_JOB_H
+#define HERD_WORKLOAD_DDP_JOB_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/ddp_bucket.h"
-#include "trace/ddp_cfg.h"
-#include "trace/ddp_model.h"
+#include "workload/ddp/bucket.h"
+#include "workload/ddp/cfg.h"
+#include "workload/ddp/model.h"
 
 #define DDP_ERR_MSG_MAX 1024
 /* Exit code of a rank that raised PyTorch's reduction error. */

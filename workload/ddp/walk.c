@@ -1,4 +1,4 @@
-/* trace/ddp_walk.c - one rank's training loop as PyTorch DDP runs it.
+/* workload/ddp/walk.c - one rank's training loop as PyTorch DDP runs it.
  *
  * Per iteration: the forward (with the bucket rebuild's broadcasts and the
  * buffer broadcast where DDP does them, and the "Expected to have finished
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/ddp_job.h"
+#include "workload/ddp/job.h"
 
 #define BUFFER_CHUNK_BYTES (250ull << 20) /* DDP's broadcast_bucket_size */
 

@@ -1,7 +1,7 @@
-/* trace/ddp_bucket.c - gradient bucket assignment by size, reproducing
+/* workload/ddp/bucket.c - gradient bucket assignment by size, reproducing
  * torch's compute_bucket_assignment_by_size and how DDP (1.13) calls it
  * at construction and at the rebuild. See docs/ddp.md. */
-#include "trace/ddp_bucket.h"
+#include "workload/ddp/bucket.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,13 +1,13 @@
-/* trace/ddp_model.h - a model as DistributedDataParallel sees it.
+/* workload/ddp/model.h - a model as DistributedDataParallel sees it.
  *
  * The parameter list in DDP's order (index, name, shape, dtype, numel,
- * bytes: the schema of shared/reference/ddp/models/ files) plus what the
+ * bytes: the schema of tests/data/ddp/models/ files) plus what the
  * DDP step program needs to time a step: forward, per-parameter backward
  * and optimizer compute, buffer bytes, and optionally the order in which
  * gradients become ready. The file format is documented in docs/ddp.md;
  * reference files without a "compute" section load too (zero compute). */
-#ifndef HERD_TRACE_DDP_MODEL_H
-#define HERD_TRACE_DDP_MODEL_H
+#ifndef HERD_WORKLOAD_DDP_MODEL_H
+#define HERD_WORKLOAD_DDP_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
-/* trace/sampler.c - DistributedSampler's arithmetic and index lists, and
+/* workload/ddp/sampler.c - DistributedSampler's arithmetic and index lists, and
  * unpadded per-rank shards. */
-#include "trace/sampler.h"
+#include "workload/ddp/sampler.h"
 
 #include <stdlib.h>
 
