@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/perf.h"
-#include "cli/simflags.h"
+#include "cli/cmd_perf.h"
+#include "cli/cli_simflags.h"
 #include "core/engine.h"
 #include "core/reduce.h"
 #include "core/sched.h"

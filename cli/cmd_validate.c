@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/validate.h"
+#include "cli/cmd_validate.h"
 #include "real/testbed/testbed.h"
 #include "trace/scenario.h"
 #include "trace/trace.h"

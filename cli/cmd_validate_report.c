@@ -1,4 +1,4 @@
-/* cli/validate_report.c - predicted against measured for `herd validate`:
+/* cli/cmd_validate_report.c - predicted against measured for `herd validate`:
  * read the simulator's timeline and the per-rank measured ones, match
  * collectives by (rank, group, sequence), group them by (collective,
  * algorithm, bytes, label) and report medians and relative errors. */
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/validate.h"
+#include "cli/cmd_validate.h"
 #include "trace/timeline.h"
 
 typedef struct rec_key {

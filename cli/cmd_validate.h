@@ -1,4 +1,4 @@
-/* cli/validate.h - the pieces of `herd validate`: running herd itself as
+/* cli/cmd_validate.h - the pieces of `herd validate`: running herd itself as
  * a child (for the simulator, the testbed and the real engine), and the
  * report that sets predicted against measured per collective, algorithm
  * and size (or per bucket for DDP traces). */

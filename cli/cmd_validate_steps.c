@@ -1,4 +1,4 @@
-/* cli/validate_steps.c - the steps of `herd validate` after set-up:
+/* cli/cmd_validate_steps.c - the steps of `herd validate` after set-up:
  * calibrate the links, turn the workload into traces, replay each on the
  * simulator and on the real engine, compare, and write the report. */
 #include <libgen.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
-#include "cli/validate.h"
+#include "cli/cmd_validate.h"
 #include "core/sched.h"
 #include "trace/trace.h"
 

@@ -1,11 +1,11 @@
-/* cli/perf_prog.c - the benchmark program of `herd perf`: for each size,
+/* cli/cmd_perf_prog.c - the benchmark program of `herd perf`: for each size,
  * warm-up iterations, a barrier, the timed iterations (labelled "perf" in
  * the timeline), a barrier, the optional check, and rank 0 prints the row.
  * It uses only the public API, so every engine runs it unchanged. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/perf.h"
+#include "cli/cmd_perf.h"
 #include "core/engine.h"
 
 #define PERF_LABEL "perf"

@@ -1,12 +1,12 @@
-/* cli/simflags.c - parsing of the simulated-cluster flags (see
- * simflags.h); units are parsed by trace/units.h, so flags and scenario
+/* cli/cli_simflags.c - parsing of the simulated-cluster flags (see
+ * cli_simflags.h); units are parsed by trace/units.h, so flags and scenario
  * files accept the same spellings. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/simflags.h"
+#include "cli/cli_simflags.h"
 #include "trace/units.h"
 
 void cli_simflags_init(cli_simflags_t *f)

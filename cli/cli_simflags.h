@@ -1,4 +1,4 @@
-/* cli/simflags.h - the simulated cluster as command-line flags, shared by
+/* cli/cli_simflags.h - the simulated cluster as command-line flags, shared by
  * the commands that run the simulator (`herd perf`, and any command that
  * wants the same flags): --nodes, --gpus-per-node, --intra-bw, ...
  * filling a herd_sim_opts_t plus the collective settings (channels, chunk)

@@ -1,4 +1,4 @@
-/* cli/util.c - helpers shared by the subcommands: usage errors, number
+/* cli/cli_util.c - helpers shared by the subcommands: usage errors, number
  * and size parsing, where the plot scripts live. */
 #include <ctype.h>
 #include <errno.h>

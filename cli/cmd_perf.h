@@ -1,4 +1,4 @@
-/* cli/perf.h - `herd perf`'s benchmark as an engine-agnostic herd
+/* cli/cmd_perf.h - `herd perf`'s benchmark as an engine-agnostic herd
  * program: on sim every rank runs it in one process, on tcp/nccl each
  * process runs it for its rank under `herd launch`; rank 0 prints the
  * nccl-tests table. Times come from the timeline records of the timed

@@ -1,11 +1,11 @@
-/* cli/perf_check.c - `herd perf -c 1`: deterministic inputs per rank and
+/* cli/cmd_perf_check.c - `herd perf -c 1`: deterministic inputs per rank and
  * the expected output of every collective, computed independently of
  * core/'s kernels (integers wrap as two's complement, floats compare
  * with a tolerance that fits their precision). */
 #include <math.h>
 #include <string.h>
 
-#include "cli/perf.h"
+#include "cli/cmd_perf.h"
 #include "core/engine.h"
 #include "core/reduce.h"
 
