@@ -12,7 +12,7 @@
 #include "trace/scenario_int.h"
 
 /* The 1-based place of a node: a scalar's token, else its first child. */
-static int scn_node_mark(struct fy_node *n, int *line, int *col, int depth)
+int scn_node_mark(struct fy_node *n, int *line, int *col, int depth)
 {
     if (!n || depth > 64)
         return 0;
@@ -267,24 +267,38 @@ void trace_scenario_destroy(trace_scenario_t *sc)
 }
 
 /* Build a YAML document, turning libfyaml's first collected diagnostic
- * into "name:line:col: message". `text` NULL: read the file `name`. */
+ * into "name:line:col: message". `text` NULL: read the file `name`; the
+ * document may point into the text, so *owned (the file's bytes) is freed
+ * by the caller after the document. */
 static herd_status_t scn_doc_build(const char *text, const char *name,
-                                   struct fy_document **out, char *err,
-                                   size_t errlen)
+                                   struct fy_document **out, char **owned,
+                                   char *err, size_t errlen)
 {
+    size_t n = 0;
+    *owned = NULL;
+    herd_status_t st;
+    if (!text) {
+        if ((st = scn_read_file(name, owned, &n, err, errlen)))
+            return st;
+        text = *owned;
+    } else {
+        n = strlen(text);
+    }
+    if ((st = scn_check_bytes(text, n, name, err, errlen)))
+        goto cleanup;
     struct fy_diag_cfg dc;
     fy_diag_cfg_default(&dc);
     dc.fp = NULL;
     struct fy_diag *diag = fy_diag_create(&dc);
-    if (!diag)
-        return HERD_ERR_NO_MEMORY;
+    if (!diag) {
+        st = HERD_ERR_NO_MEMORY;
+        goto cleanup;
+    }
     fy_diag_set_collect_errors(diag, true);
-    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_RESOLVE_DOCUMENT,
-                               .diag = diag};
-    struct fy_document *doc =
-        text ? fy_document_build_from_string(&cfg, text, FY_NT)
-             : fy_document_build_from_file(&cfg, name);
-    herd_status_t st = HERD_OK;
+    /* No FYPCF_RESOLVE_DOCUMENT: aliases must not be expanded (see
+     * scenario_input.c); scn_check_no_aliases rejects them instead. */
+    struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET, .diag = diag};
+    struct fy_document *doc = fy_document_build_from_string(&cfg, text, n);
     if (!doc) {
         void *it = NULL;
         struct fy_diag_error *e = fy_diag_errors_iterate(diag, &it);
@@ -296,8 +310,15 @@ static herd_status_t scn_doc_build(const char *text, const char *name,
         st = HERD_ERR_PARSE;
     }
     fy_diag_destroy(diag);
-    if (!st)
+    if (!st && (st = scn_check_no_aliases(doc, name, err, errlen)))
+        fy_document_destroy(doc);
+    if (!st) {
         *out = doc;
+        return HERD_OK;
+    }
+cleanup:
+    free(*owned);
+    *owned = NULL;
     return st;
 }
 
@@ -306,7 +327,8 @@ static herd_status_t scn_load_doc(const char *text, const char *name,
                                   char *err, size_t errlen)
 {
     struct fy_document *doc = NULL;
-    herd_status_t st = scn_doc_build(text, name, &doc, err, errlen);
+    char *owned = NULL;
+    herd_status_t st = scn_doc_build(text, name, &doc, &owned, err, errlen);
     if (st)
         return st;
     scn_ctx_t c = {.sc = sc,
@@ -322,6 +344,7 @@ static herd_status_t scn_load_doc(const char *text, const char *name,
     else
         st = scn_map(&c, root, sc, scn_top_fields);
     fy_document_destroy(doc);
+    free(owned);
     scn_sync(sc);
     return st;
 }
@@ -355,16 +378,6 @@ static herd_status_t scn_load(const char *text, const char *name,
 herd_status_t trace_scenario_load(const char *path, trace_scenario_t **out,
                                   char *err, size_t errlen)
 {
-    struct stat sb;
-    FILE *f = fopen(path, "r");
-    if (!f || fstat(fileno(f), &sb) || S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "%s: cannot open: %s", path,
-                 f ? "is a directory" : strerror(errno));
-        if (f)
-            fclose(f);
-        return HERD_ERR_IO;
-    }
-    fclose(f);
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", path);
     char *slash = strrchr(dir, '/');
@@ -421,13 +434,15 @@ herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
     char name[SCN_PATH_MAX + 8];
     snprintf(name, sizeof(name), "--set %s", key);
     struct fy_document *doc = NULL;
-    herd_status_t st = scn_doc_build(value, name, &doc, err, errlen);
+    char *owned = NULL;
+    herd_status_t st = scn_doc_build(value, name, &doc, &owned, err, errlen);
     if (st)
         return st;
     scn_ctx_t c = {
         .sc = sc, .file = name, .err = err, .errlen = errlen, .from_set = 1};
     st = scn_set_path(&c, key, fy_document_root(doc));
     fy_document_destroy(doc);
+    free(owned);
     scn_sync(sc);
     return st;
 }

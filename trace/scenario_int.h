@@ -10,6 +10,8 @@
 #include "trace/scenario.h"
 
 #define SCN_PATH_MAX 256
+/* A scenario is a short text; more than this is a mistake or an attack. */
+#define SCN_MAX_BYTES (16 << 20)
 
 typedef struct scn_ctx {
     trace_scenario_t *sc;
@@ -45,6 +47,20 @@ extern const scn_field_t scn_top_fields[];
  * key) and return HERD_ERR_PARSE. */
 herd_status_t scn_error(scn_ctx_t *c, struct fy_node *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The 1-based place of a node (a scalar's token, else its first
+ * scalar's); 0 if it has none. */
+int scn_node_mark(struct fy_node *n, int *line, int *col, int depth);
+
+/* scenario_input.c: a whole file (at most SCN_MAX_BYTES, NUL-terminated,
+ * malloc'd); the bytes are UTF-8 without NUL ("name:line:col: ..."
+ * otherwise); the document has no anchor or alias. */
+herd_status_t scn_read_file(const char *path, char **out, size_t *len,
+                            char *err, size_t errlen);
+herd_status_t scn_check_bytes(const char *text, size_t n, const char *name,
+                              char *err, size_t errlen);
+herd_status_t scn_check_no_aliases(struct fy_document *doc, const char *name,
+                                   char *err, size_t errlen);
 
 /* Parse a mapping node against a key table. */
 herd_status_t scn_map(scn_ctx_t *c, struct fy_node *n, void *base,
