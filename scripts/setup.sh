@@ -3,7 +3,7 @@
 # As root, installs the missing ones with apt-get; otherwise prints the
 # exact apt-get line and fails.
 set -eu
-PKGS="cmake make gcc pkg-config libevent-dev check gnuplot-nox libfyaml-dev libjansson-dev iproute2"
+PKGS="cmake make gcc pkg-config libevent-dev check gnuplot-nox libfyaml-dev libjansson-dev zlib1g-dev iproute2 python3-torch"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
