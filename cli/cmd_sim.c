@@ -465,8 +465,8 @@ static int sim_save_scenario(const trace_scenario_t *sc, const char *dir)
 
 static int sim_main(const sim_args_t *a, trace_scenario_t *sc)
 {
-    char dir[4096], title[512];
-    const char *name = sc->name ? sc->name : "sim";
+    char dir[4096], title[512], name[128];
+    trace_scenario_dirname(sc, name, sizeof(name));
     snprintf(dir, sizeof(dir), "%s", a->out ? a->out : "out");
     if (!a->out)
         snprintf(dir + strlen(dir), sizeof(dir) - strlen(dir), "/%s", name);

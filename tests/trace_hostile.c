@@ -8,8 +8,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/escape.h"
 #include "support/testutil.h"
 #include "trace/scenario.h"
+#include "trace/timeline.h"
+#include "trace/trace.h"
 
 static const char *base_yaml = "name: base\n"
                                "cluster: {nodes: 1, gpus_per_node: 2}\n";
@@ -25,6 +28,14 @@ static const char *put_file(const char *dir, const char *name,
     ck_assert_uint_eq(fwrite(bytes, 1, len, f), len);
     fclose(f);
     return path;
+}
+
+static void rm_dir(char *dir)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(dir);
 }
 
 /* Nested anchors: each level lists the previous one nine times, so
@@ -124,10 +135,165 @@ START_TEST(test_bytes)
                      HERD_ERR_PARSE);
     ck_assert_msg(strstr(err, "--set name:1:2: invalid UTF-8"), "%s", err);
     trace_scenario_destroy(sc);
-    char cmd[1200];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-    free(dir);
+    rm_dir(dir);
+}
+END_TEST
+
+START_TEST(test_dirname)
+{
+    char err[512] = "", buf[128];
+    trace_scenario_t *sc = NULL;
+    ck_assert_int_eq(
+        trace_scenario_load_string(base_yaml, "b.yaml", &sc, err, sizeof(err)),
+        0);
+    trace_scenario_dirname(sc, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "base");
+    static const struct {
+        const char *name, *dir;
+    } cases[] = {{"../../elsewhere/x", "_._.._elsewhere_x"},
+                 {"..", "_."},
+                 {".hidden", "_hidden"},
+                 {"/etc/passwd", "_etc_passwd"},
+                 {"a\\b c", "a_b_c"},
+                 {"ddp-gpt2_64n.v2+x", "ddp-gpt2_64n.v2+x"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ck_assert_int_eq(
+            trace_scenario_set(sc, "name", cases[i].name, err, sizeof(err)), 0);
+        trace_scenario_dirname(sc, buf, sizeof(buf));
+        ck_assert_str_eq(buf, cases[i].dir);
+    }
+    trace_scenario_destroy(sc);
+
+    /* herd sim, by default into out/<name>, stays inside out/ */
+    char *dir = tu_tmpdir(), cmd[2048], *out = NULL;
+    ck_assert_int_ne(mkdir(strcat(strcpy(cmd, dir), "/a"), 0700), -1);
+    static const char scn[] =
+        "name: ../../escaped\n"
+        "cluster: {nodes: 1, gpus_per_node: 2}\n"
+        "workload:\n"
+        "  sweep: {min: 1KiB, max: 1KiB, iters: 1, warmup: 0}\n";
+    put_file(dir, "a/s.yaml", scn, sizeof(scn) - 1);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s/a' && '%s' sim s.yaml --no-plots >/dev/null && "
+             "'%s' sim s.yaml --no-plots --set name=../../../setname "
+             ">/dev/null && ls '%s' '%s/a' '%s/a/out'",
+             dir, tu_herd_binary(), tu_herd_binary(), dir, dir, dir);
+    ck_assert_int_eq(tu_run(cmd, &out), 0);
+    ck_assert_msg(!strstr(out, "escaped\n") && !strstr(out, "setname\n") &&
+                      strstr(out, "_._.._escaped") &&
+                      strstr(out, "_._.._.._setname"),
+                  "%s", out);
+    free(out);
+    rm_dir(dir);
+}
+END_TEST
+
+START_TEST(test_escape)
+{
+    char buf[128];
+    /* ESC ]0;title BEL, ESC [2J, a C1 CSI, a stray byte; UTF-8 kept */
+    core_escape("k\x1b]0;pwned\x07\x1b[2J\xc2\x9b"
+                "1m\xff caf\xc3\xa9\n",
+                buf, sizeof(buf));
+    ck_assert_str_eq(buf, "k\\x1b]0;pwned\\x07\\x1b[2J\\u009b1m\\xff "
+                          "caf\xc3\xa9\\n");
+    /* cut at a whole escape, always terminated */
+    core_escape("\x1b\x1b", buf, 7);
+    ck_assert_str_eq(buf, "\\x1b");
+    ck_assert_int_eq(core_escape_needed("plain caf\xc3\xa9"), 0);
+    ck_assert_int_eq(core_escape_needed("a\x7f"), 1);
+
+    /* a trace key that would retitle and clear the terminal */
+    char err[512] = "";
+    trace_t *t = NULL;
+    ck_assert_int_eq(
+        trace_read_json_string("{\"format\": \"herd-trace\", \"version\": 1, "
+                               "\"world_size\": 2, \"ops\": [], "
+                               "\"\\u001b]0;x\\u0007\\u001b[2J\": 1}",
+                               "t.json", &t, err, sizeof(err)),
+        HERD_ERR_PARSE);
+    ck_assert_msg(!strchr(err, 0x1b) && !strchr(err, 0x07) &&
+                      strstr(err, "\\x1b]0;x\\x07\\x1b[2J"),
+                  "%s", err);
+    /* a scenario key and value */
+    trace_scenario_t *sc = NULL;
+    ck_assert_int_eq(trace_scenario_load_string("\"a\\e[2J\": 1\n", "s.yaml",
+                                                &sc, err, sizeof(err)),
+                     HERD_ERR_PARSE);
+    ck_assert_msg(!strchr(err, 0x1b) && strstr(err, "'a\\x1b[2J'"), "%s", err);
+    ck_assert_int_eq(
+        trace_scenario_load_string("cluster: {nodes: \"\\e]0;x\\a\"}\n",
+                                   "s.yaml", &sc, err, sizeof(err)),
+        HERD_ERR_PARSE);
+    ck_assert_msg(!strchr(err, 0x1b) && !strchr(err, 0x07) &&
+                      strstr(err, "\\x1b]0;x\\x07"),
+                  "%s", err);
+}
+END_TEST
+
+START_TEST(test_trace_top)
+{
+    char err[512] = "";
+    trace_t *t = NULL;
+    ck_assert_int_eq(
+        trace_read_json_string("[1, 2]", "t.json", &t, err, sizeof(err)),
+        HERD_ERR_PARSE);
+    ck_assert_msg(strstr(err, "t.json: (top level): expected a JSON object"),
+                  "%s", err);
+}
+END_TEST
+
+/* A timeline with one compute slice: ts/dur (microseconds) and args. */
+static herd_status_t read_timeline(const char *event, char *err, size_t len)
+{
+    char *dir = tu_tmpdir(), text[1024];
+    snprintf(text, sizeof(text),
+             "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"compute\", "
+             "\"name\": \"c\", \"pid\": 0, \"tid\": 0, \"ts\": 1, \"dur\": 2},"
+             " {\"ph\": \"X\", \"cat\": \"compute\", \"name\": \"c\", %s}]}",
+             event);
+    const char *p = put_file(dir, "tl.json", text, strlen(text));
+    trace_timeline_t *tl = NULL;
+    herd_status_t st = trace_timeline_read_chrome(p, &tl, err, len);
+    trace_timeline_destroy(tl);
+    rm_dir(dir);
+    return st;
+}
+
+START_TEST(test_timeline)
+{
+    static const struct {
+        const char *event, *expect;
+    } cases[] = {
+        {"\"pid\": 0, \"tid\": 1, \"ts\": 10, \"dur\": -5", "dur: expected a "
+                                                            "non-negative"},
+        {"\"pid\": 0, \"tid\": 1, \"ts\": -10, \"dur\": 5", "ts: expected a "
+                                                            "non-negative"},
+        /* 2^63 ns */
+        {"\"pid\": 0, \"tid\": 1, \"ts\": 0, \"dur\": 9223372036854775.808",
+         "dur: expected"},
+        {"\"pid\": 0, \"tid\": 1, \"ts\": 0, \"dur\": 1, \"args\": "
+         "{\"start_ns\": 10, \"end_ns\": 9}",
+         "ends at 9 ns, before it starts (10 ns)"},
+        {"\"pid\": 0, \"tid\": 1, \"args\": {\"start_ns\": "
+         "9223372036854775807, \"end_ns\": 9223372036854775807}",
+         "args.start_ns: expected"},
+        {"\"pid\": 0, \"tid\": -1, \"ts\": 0, \"dur\": 1", "tid: expected"},
+        {"\"pid\": 0, \"tid\": \"r1\", \"ts\": 0, \"dur\": 1", "tid: expected"},
+        {"\"pid\": 0, \"ts\": 0, \"dur\": 1", "tid: missing"},
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        err[0] = '\0';
+        ck_assert_int_eq(read_timeline(cases[i].event, err, sizeof(err)),
+                         HERD_ERR_PARSE);
+        ck_assert_msg(strstr(err, "tl.json: traceEvents[1]: ") &&
+                          strstr(err, cases[i].expect),
+                      "case %zu: %s", i, err);
+    }
+    ck_assert_msg(read_timeline("\"pid\": 0, \"tid\": 1, \"ts\": 3, \"dur\": 4",
+                                err, sizeof(err)) == 0,
+                  "%s", err);
 }
 END_TEST
 
@@ -137,6 +303,10 @@ int main(void)
     TCase *tc = tcase_create("inputs");
     tcase_add_test(tc, test_alias_bomb);
     tcase_add_test(tc, test_bytes);
+    tcase_add_test(tc, test_dirname);
+    tcase_add_test(tc, test_escape);
+    tcase_add_test(tc, test_trace_top);
+    tcase_add_test(tc, test_timeline);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

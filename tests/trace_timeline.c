@@ -255,11 +255,11 @@ static const struct {
     {"{\"traceEvents\": [{\"ph\": \"X\"", "t.json:1:"},
     {"\x7f\x01garbage", "t.json:1:"},
     {"{\"traceEvents\": 5}", "expected a Chrome trace"},
-    {"{\"traceEvents\": [7]}", "traceEvents[0]: malformed event"},
+    {"{\"traceEvents\": [7]}", "traceEvents[0]: expected an object"},
     {"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"compute\", \"name\": "
      "\"x\", \"ts\": 5, \"dur\": 1, \"pid\": 0, \"tid\": 0, \"args\": "
      "{\"start_ns\": 10, \"end_ns\": 2}}]}",
-     "traceEvents[0]: malformed event"},
+     "traceEvents[0]: ends at 2 ns, before it starts (10 ns)"},
 };
 
 START_TEST(test_bad)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/escape.h"
 #include "trace/scenario_int.h"
 
 /* The 1-based place of a node: a scalar's token, else its first child. */
@@ -54,6 +55,7 @@ herd_status_t scn_error(scn_ctx_t *c, struct fy_node *n, const char *fmt, ...)
         vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
         va_end(ap);
     }
+    core_escape_msg(c->err, c->errlen); /* keys and values from the file */
     return HERD_ERR_PARSE;
 }
 
@@ -307,6 +309,7 @@ static herd_status_t scn_doc_build(const char *text, const char *name,
                      e->msg ? e->msg : "malformed YAML");
         else
             snprintf(err, errlen, "%s: empty or unreadable YAML", name);
+        core_escape_msg(err, errlen);
         st = HERD_ERR_PARSE;
     }
     fy_diag_destroy(diag);
@@ -445,6 +448,21 @@ herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
     free(owned);
     scn_sync(sc);
     return st;
+}
+
+void trace_scenario_dirname(const trace_scenario_t *sc, char *buf,
+                            size_t len)
+{
+    const char *name = sc->name && *sc->name ? sc->name : "sim";
+    size_t k = 0;
+    for (; name[k] && k < 100 && k + 1 < len; k++) {
+        char ch = name[k];
+        int keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                   (ch >= '0' && ch <= '9') || strchr("._+-", ch);
+        buf[k] = keep && !(k == 0 && ch == '.') ? ch : '_';
+    }
+    if (len)
+        buf[k] = '\0';
 }
 
 int trace_scenario_world_size(const trace_scenario_t *sc)

@@ -105,6 +105,15 @@ herd_status_t trace_scenario_write(const trace_scenario_t *sc, FILE *f);
 const trace_kv_t *trace_scenario_ddp_get(const trace_scenario_t *sc,
                                          const char *key);
 
+/* The scenario's name made safe as one path component (out/<name>): only
+ * ASCII letters, digits and "._+-" are kept, anything else (a '/', a
+ * control character, a byte of a multi-byte character) becomes '_', a
+ * leading '.' too (so never "." or ".."), at most 100 characters; "sim"
+ * when the scenario has no name. A name from a file or --set can then
+ * not place outputs outside the output folder. */
+void trace_scenario_dirname(const trace_scenario_t *sc, char *buf,
+                            size_t len);
+
 /* World size the scenario simulates. */
 int trace_scenario_world_size(const trace_scenario_t *sc);
 

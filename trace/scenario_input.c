@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/escape.h"
 #include "trace/scenario_int.h"
 
 /* The length of the UTF-8 sequence at s (n bytes left), or 0 if it is

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/escape.h"
 #include "trace/timeline_int.h"
 
 #define TLIO_DUMP (JSON_COMPACT | JSON_REAL_PRECISION(15))
@@ -249,14 +250,40 @@ static int tlio_kind(const char *cat, herd_tl_kind_t *kind)
     return 0;
 }
 
-static uint64_t tlio_ns(json_t *args, const char *key, json_t *e,
-                        const char *us_key, uint64_t base)
+/* Times beyond 2^53 ns (104 days) are refused: a double of microseconds
+ * (the Chrome "ts"/"dur") no longer holds them to the nanosecond, and no
+ * run herd records lasts that long, so such a value is a damaged file. */
+#define TLIO_MAX_NS (1ull << 53)
+
+/* A time of an event: args[key] in ns when present (an integer), else
+ * base + e[us_key] in microseconds. Returns 0, or -1 with `why` set. */
+static int tlio_ns(json_t *args, const char *key, json_t *e,
+                   const char *us_key, uint64_t base, uint64_t *out, char *why,
+                   size_t len)
 {
     json_t *v = json_object_get(args, key);
-    if (json_is_integer(v) && json_integer_value(v) >= 0)
-        return (uint64_t)json_integer_value(v);
-    double us = json_number_value(json_object_get(e, us_key));
-    return base + (uint64_t)(us > 0 ? us * 1e3 + 0.5 : 0);
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            (uint64_t)json_integer_value(v) > TLIO_MAX_NS) {
+            snprintf(why, len,
+                     "args.%s: expected a whole number of ns in [0, 2^53]",
+                     key);
+            return -1;
+        }
+        *out = (uint64_t)json_integer_value(v);
+        return 0;
+    }
+    json_t *u = json_object_get(e, us_key);
+    double us = json_number_value(u);
+    if (u && (!json_is_number(u) || !(us >= 0) || us * 1e3 > TLIO_MAX_NS)) {
+        snprintf(why, len,
+                 "%s: expected a non-negative number of microseconds "
+                 "below 2^53 ns",
+                 us_key);
+        return -1;
+    }
+    *out = base + (uint64_t)(us * 1e3 + 0.5);
+    return 0;
 }
 
 static const char *tlio_str(json_t *obj, const char *key)
@@ -282,7 +309,26 @@ static void tlio_coll_args(herd_tl_rec_t *r, json_t *args)
     r->peer = json_is_integer(peer) ? (int)json_integer_value(peer) : -1;
 }
 
-static int tlio_event_rec(json_t *e, herd_tl_rec_t *r)
+/* An integer field of the event in [0, hi]; 0, or -1 with `why` set. */
+static int tlio_int(json_t *obj, const char *where, const char *key,
+                    long long hi, int *out, char *why, size_t len)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        json_integer_value(v) > hi) {
+        snprintf(why, len, "%s%s: expected a whole number in [0, %lld]",
+                 where, key, hi);
+        return -1;
+    }
+    *out = (int)json_integer_value(v);
+    return 0;
+}
+
+/* 1: a herd op into r; 0: another event (skipped); -1: a malformed or
+ * impossible one, `why` says what. */
+static int tlio_event_rec(json_t *e, herd_tl_rec_t *r, char *why, size_t len)
 {
     const char *ph = json_string_value(json_object_get(e, "ph"));
     herd_tl_kind_t kind;
@@ -294,18 +340,36 @@ static int tlio_event_rec(json_t *e, herd_tl_rec_t *r)
     *r = (herd_tl_rec_t){.kind = kind, .peer = -1};
     if (kind == HERD_TL_COLL && (!name || herd_coll_parse(name, &r->coll)))
         return 0;
-    r->rank = (int)json_integer_value(json_object_get(e, "tid"));
-    r->node = (int)json_integer_value(json_object_get(e, "pid"));
-    r->group = (int)json_integer_value(json_object_get(args, "group"));
+    if (args && !json_is_object(args)) {
+        snprintf(why, len, "args: expected an object");
+        return -1;
+    }
+    if (!json_object_get(e, "tid")) {
+        snprintf(why, len, "tid: missing; expected the rank");
+        return -1;
+    }
+    if (tlio_int(e, "", "tid", 1 << 24, &r->rank, why, len) ||
+        tlio_int(e, "", "pid", 1 << 24, &r->node, why, len) ||
+        tlio_int(args, "args.", "group", INT32_MAX, &r->group, why, len))
+        return -1;
     r->seq = (uint64_t)json_integer_value(json_object_get(args, "seq"));
-    r->start_ns = tlio_ns(args, "start_ns", e, "ts", 0);
-    r->end_ns = tlio_ns(args, "end_ns", e, "dur", r->start_ns);
+    if (tlio_ns(args, "start_ns", e, "ts", 0, &r->start_ns, why, len) ||
+        tlio_ns(args, "end_ns", e, "dur", r->start_ns, &r->end_ns, why, len))
+        return -1;
+    if (r->end_ns < r->start_ns || r->end_ns > TLIO_MAX_NS) {
+        snprintf(why, len,
+                 "ends at %llu ns, before it starts (%llu ns) or beyond "
+                 "2^53 ns",
+                 (unsigned long long)r->end_ns,
+                 (unsigned long long)r->start_ns);
+        return -1;
+    }
     r->label = json_string_value(json_object_get(args, "label"));
     if (!r->label && kind == HERD_TL_MARK)
         r->label = name;
     if (kind == HERD_TL_COLL)
         tlio_coll_args(r, args);
-    return r->rank >= 0 && r->end_ns >= r->start_ns ? 1 : -1;
+    return 1;
 }
 
 static herd_status_t tlio_events(json_t *root, trace_timeline_t *tl,
@@ -326,12 +390,13 @@ static herd_status_t tlio_events(json_t *root, trace_timeline_t *tl,
     json_array_foreach(events, i, e)
     {
         herd_tl_rec_t r;
-        int ok = json_is_object(e) ? tlio_event_rec(e, &r) : -1;
+        char why[160] = "expected an object with ph, cat, name, ts, dur, "
+                        "pid, tid";
+        int ok = json_is_object(e) ? tlio_event_rec(e, &r, why, sizeof(why))
+                                   : -1;
         if (ok < 0) {
-            snprintf(err, errlen,
-                     "%s: traceEvents[%zu]: malformed event "
-                     "(expected ph, cat, name, ts, dur, pid, tid)",
-                     path, i);
+            snprintf(err, errlen, "%s: traceEvents[%zu]: %s", path, i, why);
+            core_escape_msg(err, errlen);
             return HERD_ERR_PARSE;
         }
         if (ok && trace_timeline_add(tl, &r))
@@ -374,6 +439,7 @@ herd_status_t trace_timeline_read_chrome(const char *path,
                      jerr.text);
         else
             snprintf(err, errlen, "%s", jerr.text);
+        core_escape_msg(err, errlen); /* jansson quotes the bad text */
         return json_error_code(&jerr) == json_error_cannot_open_file
                    ? HERD_ERR_IO
                    : HERD_ERR_PARSE;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/escape.h"
 #include "trace/trace.h"
 
 static herd_status_t tc_fail(const trace_t *t, char *err, size_t errlen,
@@ -27,6 +28,7 @@ static herd_status_t tc_fail(const trace_t *t, char *err, size_t errlen,
         vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
         va_end(ap);
     }
+    core_escape_msg(err, errlen); /* names and async ids from the file */
     return HERD_ERR_PARSE;
 }
 

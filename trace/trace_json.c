@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/escape.h"
 #include "trace/trace.h"
 
 #define TJ_MAX_COUNT (1ull << 50)
@@ -28,7 +29,9 @@ static herd_status_t tj_fail(tj_ctx_t *c, const char *key, const char *fmt, ...)
 
 static herd_status_t tj_fail(tj_ctx_t *c, const char *key, const char *fmt, ...)
 {
-    int k = snprintf(c->err, c->errlen, "%s: %s%s%s: ", c->file, c->where,
+    /* the top level has no field path: say so rather than print ": :" */
+    const char *where = c->where[0] || key ? c->where : "(top level)";
+    int k = snprintf(c->err, c->errlen, "%s: %s%s%s: ", c->file, where,
                      c->where[0] && key ? "." : "", key ? key : "");
     if (k >= 0 && (size_t)k < c->errlen) {
         va_list ap;
@@ -36,6 +39,7 @@ static herd_status_t tj_fail(tj_ctx_t *c, const char *key, const char *fmt, ...)
         vsnprintf(c->err + k, c->errlen - (size_t)k, fmt, ap);
         va_end(ap);
     }
+    core_escape_msg(c->err, c->errlen); /* keys and values from the file */
     return HERD_ERR_PARSE;
 }
 
@@ -636,6 +640,7 @@ static herd_status_t tj_read(json_t *root, const json_error_t *jerr,
                      jerr->column, jerr->text);
         else
             snprintf(err, errlen, "%s", jerr->text);
+        core_escape_msg(err, errlen); /* jansson quotes the bad text */
         return json_error_code(jerr) == json_error_cannot_open_file
                    ? HERD_ERR_IO
                    : HERD_ERR_PARSE;
