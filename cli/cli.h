@@ -37,7 +37,8 @@ int cli_validate_main(int argc, char **argv);
 /* Print "herd <cmd>: <message>" to stderr and return 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* 1 if argv has -h/--help (and prints `usage` to stdout). */
+/* 1 if argv has -h/--help before any "--" (and prints `usage` to stdout).
+ * Every subcommand and sub-subcommand calls it before it acts. */
 int cli_wants_help(int argc, char **argv, const char *usage);
 
 /* Parse sizes "64", "1K", "4MiB", "1GB" (bytes) and counts. */
@@ -46,6 +47,11 @@ int cli_parse_int(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double *out);
 /* A link rate in bits per second: "400Mbit", "1Gbit", "400Mbps", "1e9". */
 int cli_parse_rate(const char *s, double *bits_per_s);
+
+/* The engine named by --engine (an engine or an alias: gloo is tcp) as
+ * the engine's own name in *engine; an unknown one prints the engines that
+ * exist and returns 2. */
+int cli_engine_resolve(const char *cmd, const char *name, const char **engine);
 
 /* Directory of the gnuplot scripts (source tree or installed). */
 const char *cli_plots_dir(void);

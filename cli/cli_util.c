@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/engine.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -25,7 +26,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 int cli_wants_help(int argc, char **argv, const char *usage)
 {
-    for (int i = 1; i < argc; i++)
+    /* after "--" the words belong to a command being wrapped */
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(usage, stdout);
             return 1;
@@ -78,6 +80,19 @@ int cli_parse_bytes(const char *s, uint64_t *out)
             return 0;
         }
     return -1;
+}
+
+int cli_engine_resolve(const char *cmd, const char *name, const char **engine)
+{
+    const char *e = core_engine_resolve(name);
+    if (!e) {
+        char engines[256];
+        core_engine_describe(engines, sizeof(engines));
+        return cli_usage_error(cmd, "unknown engine '%s'; engines: %s", name,
+                               engines);
+    }
+    *engine = e;
+    return 0;
 }
 
 const char *cli_plots_dir(void)

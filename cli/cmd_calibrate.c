@@ -327,7 +327,7 @@ int cli_calibrate_main(int argc, char **argv)
     const char *engine = "tcp";
     cal_args_t a = {.max_bytes = 16u << 20, .iters = 5};
     int rc = parse(argc, argv, &engine, &a);
-    if (rc)
+    if (rc || (rc = cli_engine_resolve("calibrate", engine, &engine)))
         return rc;
     if (!strcmp(engine, "sim"))
         return cli_usage_error("calibrate", "measures a real engine: use "

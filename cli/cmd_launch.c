@@ -145,7 +145,8 @@ static const char *const value_flags[] = {"--nproc-per-node",
                                           "--role",
                                           NULL};
 
-/* Parse flags; *cmd_at is the index of the worker command. */
+/* Parse flags; *cmd_at is the index of the worker command, 0 when the
+ * flags ask for help (-h/--help among them, not in the worker command). */
 static int parse_flags(int argc, char **argv, launch_opts_t *o, int *cmd_at)
 {
     int i = 1;
@@ -157,6 +158,10 @@ static int parse_flags(int argc, char **argv, launch_opts_t *o, int *cmd_at)
         }
         if (arg[0] != '-')
             break;
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            *cmd_at = 0;
+            return 0;
+        }
         if (flag_is(arg, "--standalone", &val) && !val) {
             o->standalone = 1;
             continue;
@@ -187,18 +192,17 @@ static int parse_flags(int argc, char **argv, launch_opts_t *o, int *cmd_at)
 
 int cli_launch_main(int argc, char **argv)
 {
-    /* --help only before the command: the command may have its own. */
-    for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--"); i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(launch_usage, stdout);
-            return 0;
-        }
     launch_opts_t o;
     launch_opts_init(&o);
     int cmd_at = 0;
+    /* --help only among the flags: the worker command may have its own */
     int rc = parse_flags(argc, argv, &o, &cmd_at);
     if (rc)
         return rc;
+    if (!cmd_at) {
+        fputs(launch_usage, stdout);
+        return 0;
+    }
     o.argv = argv + cmd_at;
     launch_result_t res;
     char err[512];

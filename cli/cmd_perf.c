@@ -24,7 +24,7 @@ static const char usage[] =
     "#wrong) for one collective: predicted by the simulator (--engine sim,\n"
     "the default) for the cluster below, or measured by a real engine when\n"
     "started under `herd launch`.\n\n"
-    "  --engine E            sim (default), tcp or nccl\n"
+    "  --engine E            sim (default), tcp (alias gloo) or nccl\n"
     "  --coll C              all_reduce (default), broadcast, reduce,\n"
     "                        all_gather, gather, scatter, reduce_scatter,\n"
     "                        all_to_all\n"
@@ -232,8 +232,8 @@ static int validate(perf_args_t *a)
                                "op %s is not defined for %s (bitwise "
                                "ops need an integer type)",
                                herd_op_name(p->op), herd_dtype_name(p->dtype));
-    if (!core_engine_find(a->engine))
-        return cli_usage_error("perf", "unknown engine '%s'", a->engine);
+    if (cli_engine_resolve("perf", a->engine, &a->engine))
+        return 2;
     if (p->check && !strcmp(a->engine, "nccl"))
         return cli_usage_error("perf", "-c 1 checks host buffers: not "
                                        "available on nccl");

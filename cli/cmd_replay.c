@@ -14,7 +14,7 @@
 #include "trace/trace.h"
 
 static const char usage[] =
-    "usage: herd replay TRACE [--engine sim|tcp|nccl] [--scenario FILE]\n"
+    "usage: herd replay TRACE [--engine sim|tcp|gloo|nccl] [--scenario FILE]\n"
     "         [--set KEY=VALUE]... [--steps N] [-o DIR] [--no-plots]\n"
     "Replays TRACE (herd-trace JSON). sim (default): every rank in virtual\n"
     "time on the scenario's cluster (default: nodes of 8 GPUs, as many as\n"
@@ -235,12 +235,9 @@ int cli_replay_main(int argc, char **argv)
     int rc = rp_parse(argc, argv, &a);
     if (rc)
         return rc;
+    if (cli_engine_resolve("replay", a.engine, &a.engine))
+        return 2;
     if (!strcmp(a.engine, "sim"))
         return rp_sim(&a);
-    if (strcmp(a.engine, "tcp") && strcmp(a.engine, "nccl"))
-        return cli_usage_error("replay",
-                               "--engine: expected sim, tcp or "
-                               "nccl, got '%s'",
-                               a.engine);
     return rp_real(&a);
 }

@@ -145,6 +145,9 @@ int cli_testbed_main(int argc, char **argv)
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    /* help on any tool, before it acts (down tears the testbed down) */
+    if (cli_wants_help(argc, argv, usage))
+        return 0;
     if (!strcmp(argv[1], "up"))
         return cmd_up(argc - 1, argv + 1);
     if (!strcmp(argv[1], "run"))

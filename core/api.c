@@ -37,6 +37,13 @@ herd_status_t herd_run(const herd_init_t *init, herd_main_fn fn, void *arg,
         info->failed_rank = -1;
     }
     herd_status_t st = find_engine(init, &ops);
+    if (st == HERD_ERR_NOT_FOUND && info) {
+        char engines[256], msg[512];
+        core_engine_describe(engines, sizeof(engines));
+        snprintf(msg, sizeof(msg), "unknown engine '%s'; engines: %s\n",
+                 init->backend, engines);
+        info->report = strdup(msg);
+    }
     if (st != HERD_OK)
         return st;
     return ops->run(init, fn, arg, info);

@@ -28,14 +28,59 @@ static const char *const engine_names[] = {
 
 const char *const *herd_engine_names(void) { return engine_names; }
 
-const herd_engine_ops_t *core_engine_find(const char *name)
+/* Names PyTorch users type for an engine herd has under another name:
+ * torch.distributed's CPU backend is Gloo, over TCP like ours. */
+static const struct {
+    const char *alias, *engine;
+} engine_aliases[] = {{"gloo", "tcp"}};
+
+const char *core_engine_resolve(const char *name)
 {
     if (!name)
         return NULL;
+    for (size_t i = 0; i < sizeof(engine_aliases) / sizeof(engine_aliases[0]);
+         i++)
+        if (strcmp(engine_aliases[i].alias, name) == 0)
+            name = engine_aliases[i].engine;
     for (size_t i = 0; i < sizeof(engine_table) / sizeof(engine_table[0]); i++)
         if (strcmp(engine_table[i]->name, name) == 0)
+            return engine_table[i]->name;
+    return NULL;
+}
+
+const herd_engine_ops_t *core_engine_find(const char *name)
+{
+    const char *engine = core_engine_resolve(name);
+    for (size_t i = 0;
+         engine && i < sizeof(engine_table) / sizeof(engine_table[0]); i++)
+        if (engine_table[i]->name == engine)
             return engine_table[i];
     return NULL;
+}
+
+void core_engine_describe(char *buf, size_t len)
+{
+    size_t o = 0;
+    if (!len)
+        return;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(engine_table) / sizeof(engine_table[0]);
+         i++) {
+        const char *name = engine_table[i]->name;
+        if (o < len)
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
+                                  name);
+        for (size_t k = 0;
+             k < sizeof(engine_aliases) / sizeof(engine_aliases[0]); k++)
+            if (o < len && !strcmp(engine_aliases[k].engine, name))
+                o += (size_t)snprintf(buf + o, len - o, " (alias %s)",
+                                      engine_aliases[k].alias);
+    }
+#ifndef HERD_HAVE_NCCL
+    if (o < len)
+        snprintf(buf + o, len - o,
+                 "; nccl is not built (needs CUDA and NCCL)");
+#endif
 }
 
 void core_comm_init(herd_comm_t *c, const herd_engine_ops_t *ops, int rank,

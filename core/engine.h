@@ -95,8 +95,15 @@ struct herd_engine_ops {
     herd_status_t (*flight_dump)(herd_comm_t *comm, const char *dir);
 };
 
-/* The engine table, looked up by name. NULL if unknown (or not built). */
+/* The engine table, looked up by name or alias ("gloo" is tcp). NULL if
+ * unknown (or not built). */
 const herd_engine_ops_t *core_engine_find(const char *name);
+/* The engine's own name for `name` (an engine or an alias), NULL if none:
+ * callers that compare names compare this one. */
+const char *core_engine_resolve(const char *name);
+/* The engines built in, with their aliases, for messages: "sim, tcp (alias
+ * gloo); nccl is not built (...)". Truncated to len. */
+void core_engine_describe(char *buf, size_t len);
 
 /* Fill the core part of a communicator (defaults for algorithms, channels,
  * chunk size, timeout). world_ranks is taken over (freed by

@@ -42,7 +42,8 @@ typedef struct herd_req herd_req_t;   /* an asynchronous operation (Work) */
 /* How to create the world communicator. Zero-initialise, then set what you
  * need: unset fields take the documented defaults. */
 typedef struct herd_init {
-    const char *backend;     /* "sim", "tcp" or "nccl"; required */
+    const char *backend;     /* "sim", "tcp" (alias "gloo") or "nccl";
+                                required */
     const char *init_method; /* "env://" (default), "tcp://host:port",
                                 "file:///path"; ignored by sim */
     int rank;                /* -1 or 0 with world_size 0: from init_method */
@@ -66,7 +67,8 @@ typedef struct herd_run_info {
     int exit_code;        /* that rank's return value, 0 if none failed */
     uint64_t end_time_ns; /* engine time when the last rank finished */
     uint64_t events;      /* sim: events processed; real: 0 */
-    char *report;         /* sim: hang / timeout diagnosis text, or NULL */
+    char *report;         /* sim: hang / timeout diagnosis text; an
+                             unknown backend: the engines there are; NULL */
 } herd_run_info_t;
 
 void herd_run_info_clear(herd_run_info_t *info);
