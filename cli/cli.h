@@ -33,6 +33,7 @@ int cli_sweep_main(int argc, char **argv);
 int cli_testbed_main(int argc, char **argv);
 int cli_calibrate_main(int argc, char **argv);
 int cli_validate_main(int argc, char **argv);
+int cli_import_main(int argc, char **argv);
 
 /* Print "herd <cmd>: <message>" to stderr and return 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

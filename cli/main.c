@@ -20,6 +20,7 @@ static const cli_cmd_t commands[] = {
     {"testbed", cli_testbed_main, "emulated cluster in network namespaces"},
     {"calibrate", cli_calibrate_main, "measure and fit link parameters"},
     {"validate", cli_validate_main, "predicted against measured report"},
+    {"import", cli_import_main, "PyTorch profiler traces to herd files"},
 };
 
 static void usage(FILE *f)

@@ -171,7 +171,20 @@ herd_status_t ddp_bucket_for_phase(const ddp_model_t *m, ddp_phase_t phase,
                                    const herd_dtype_t *grad_dtype,
                                    ddp_buckets_t *out)
 {
-    uint64_t limits[2] = {DDP_FIRST_BUCKET_BYTES, cap_bytes};
+    return ddp_bucket_for_phase_first(m, phase, DDP_FIRST_BUCKET_BYTES,
+                                      cap_bytes, find_unused, static_graph,
+                                      ready, grad_dtype, out);
+}
+
+herd_status_t ddp_bucket_for_phase_first(const ddp_model_t *m,
+                                         ddp_phase_t phase,
+                                         uint64_t first_bytes,
+                                         uint64_t cap_bytes, int find_unused,
+                                         int static_graph, const size_t *ready,
+                                         const herd_dtype_t *grad_dtype,
+                                         ddp_buckets_t *out)
+{
+    uint64_t limits[2] = {first_bytes, cap_bytes};
     size_t *order = malloc((m->nparams + 1) * sizeof(size_t));
     if (!order)
         return HERD_ERR_NO_MEMORY;

@@ -60,6 +60,16 @@ herd_status_t ddp_bucket_for_phase(const ddp_model_t *m, ddp_phase_t phase,
                                    const herd_dtype_t *grad_dtype,
                                    ddp_buckets_t *out);
 
+/* The same with the first bucket's cap given (first_bytes; PyTorch 2.x
+ * uses bucket_cap_mb's when the user passes one, 1 MiB otherwise). */
+herd_status_t ddp_bucket_for_phase_first(const ddp_model_t *m,
+                                         ddp_phase_t phase,
+                                         uint64_t first_bytes,
+                                         uint64_t cap_bytes, int find_unused,
+                                         int static_graph, const size_t *ready,
+                                         const herd_dtype_t *grad_dtype,
+                                         ddp_buckets_t *out);
+
 /* Reverse the list of buckets (not their contents). */
 void ddp_buckets_reverse(ddp_buckets_t *bs);
 void ddp_buckets_fini(ddp_buckets_t *bs);

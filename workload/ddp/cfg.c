@@ -17,6 +17,7 @@ void ddp_cfg_init(ddp_cfg_t *c)
     memset(c, 0, sizeof(*c));
     snprintf(c->model, sizeof(c->model), "gpt2_small");
     c->bucket_cap_mb = 25;
+    c->first_bucket_mb = 1; /* dist._DEFAULT_FIRST_BUCKET_BYTES */
     c->broadcast_buffers = 1;
     c->init_sync = 1;
     c->grad_accum = 1;
@@ -41,6 +42,7 @@ typedef struct key_def {
 static const key_def_t keys[] = {
     {"model", K_STR, F(model), 0, 0},
     {"bucket_cap_mb", K_DOUBLE, F(bucket_cap_mb), 1e-6, 1e9},
+    {"first_bucket_mb", K_DOUBLE, F(first_bucket_mb), 0, 1e9},
     {"find_unused_parameters", K_BOOL, F(find_unused), 0, 0},
     {"static_graph", K_BOOL, F(static_graph), 0, 0},
     {"gradient_as_bucket_view", K_BOOL, F(grad_as_bucket_view), 0, 0},

@@ -36,6 +36,9 @@ typedef struct ddp_int_list {
 typedef struct ddp_cfg {
     char model[1024]; /* name (models/<name>.json) or path */
     double bucket_cap_mb;
+    double first_bucket_mb; /* the first rebuilt bucket's cap; 0: the same
+                               as bucket_cap_mb (PyTorch 2.x when
+                               bucket_cap_mb is given) */
     int find_unused;
     int static_graph;
     int grad_as_bucket_view;

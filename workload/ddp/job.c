@@ -35,15 +35,17 @@ static herd_status_t make_layouts(ddp_job_t *j)
     const ddp_cfg_t *c = &j->cfg;
     const herd_dtype_t *gdt = c->have_grad_dtype ? &c->grad_dtype : NULL;
     uint64_t cap = ddp_cap_bytes(c->bucket_cap_mb);
-    herd_status_t st =
-        ddp_bucket_for_phase(&j->model, DDP_PHASE_INITIAL, cap, c->find_unused,
-                             c->static_graph, NULL, gdt, &j->initial);
+    uint64_t first =
+        c->first_bucket_mb > 0 ? ddp_cap_bytes(c->first_bucket_mb) : cap;
+    herd_status_t st = ddp_bucket_for_phase_first(
+        &j->model, DDP_PHASE_INITIAL, first, cap, c->find_unused,
+        c->static_graph, NULL, gdt, &j->initial);
     j->rebuilds = ddp_rebuilds(c->find_unused, c->static_graph);
     j->rebuild_after = c->static_graph ? 2 : 1;
     if (st == HERD_OK)
-        st = ddp_bucket_for_phase(
-            &j->model, j->rebuilds ? DDP_PHASE_REBUILT : DDP_PHASE_INITIAL, cap,
-            c->find_unused, c->static_graph, j->ready, gdt, &j->rebuilt);
+        st = ddp_bucket_for_phase_first(
+            &j->model, j->rebuilds ? DDP_PHASE_REBUILT : DDP_PHASE_INITIAL,
+            first, cap, c->find_unused, c->static_graph, j->ready, gdt, &j->rebuilt);
     if (st != HERD_OK)
         return st;
     const ddp_buckets_t *ls[2] = {&j->initial, &j->rebuilt};
