@@ -23,3 +23,13 @@ endif()
 configure_file(cmake/herd.pc.in ${CMAKE_CURRENT_BINARY_DIR}/herd.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/herd.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The same from the build tree, for trying the API before installing:
+# PKG_CONFIG_PATH=<build> pkg-config --cflags --libs herd finds
+# herd-uninstalled.pc, and find_package(herd) with herd_DIR=<build> (or the
+# build directory on CMAKE_PREFIX_PATH) finds herdConfig.cmake beside the
+# exported build-tree targets.
+configure_file(cmake/herd-uninstalled.pc.in
+               ${PROJECT_BINARY_DIR}/herd-uninstalled.pc @ONLY)
+export(EXPORT herdTargets NAMESPACE herd::
+       FILE ${PROJECT_BINARY_DIR}/herdTargets.cmake)

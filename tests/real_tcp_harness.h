@@ -168,7 +168,7 @@ static inline int rt_spawn_opts(int p, herd_main_fn fn, void *arg,
 
 static inline int rt_spawn(int p, herd_main_fn fn, void *arg)
 {
-    int codes[RT_MAX_RANKS];
+    int codes[RT_MAX_RANKS] = {0};
     int rc = rt_spawn_opts(p, fn, arg, NULL, codes);
     for (int r = 0; rc && r < p; r++)
         if (codes[r])

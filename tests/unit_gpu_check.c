@@ -20,8 +20,9 @@ static const char *script(char *buf, size_t len)
 static int run(const char *env, const char *args, char **out)
 {
     char cmd[4096], path[1024];
-    snprintf(cmd, sizeof(cmd), "%s bash %s %s 2>&1", env,
-             script(path, sizeof(path)), args);
+    int n = snprintf(cmd, sizeof(cmd), "%s bash %s %s 2>&1", env,
+                     script(path, sizeof(path)), args);
+    ck_assert_int_lt(n, (int)sizeof(cmd));
     int rc = tu_run(cmd, out);
     ck_assert_ptr_nonnull(*out);
     return rc;

@@ -92,6 +92,39 @@ START_TEST(cmake_consumer)
 }
 END_TEST
 
+/* Before installing: the build tree's herd-uninstalled.pc and CMake
+ * package give the same program (pkg-config prefers -uninstalled files). */
+START_TEST(build_tree_consumers)
+{
+    const char *build = getenv("HERD_BUILD_DIR");
+    ck_assert_ptr_nonnull(build);
+    char *dir = tu_tmpdir(), path[1024], cmd[4096], *out = NULL;
+    snprintf(path, sizeof(path), "%s/main.c", dir);
+    write_file(path, prog);
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && PKG_CONFIG_PATH='%s' && export PKG_CONFIG_PATH && "
+             "pkg-config --cflags herd | grep -q '/include' && "
+             "cc main.c $(pkg-config --cflags --libs herd) -o pc 2>&1 && ./pc",
+             dir, build);
+    ck_assert_int_eq(tu_run(cmd, &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, HERD_VERSION_STRING "|timed out"));
+    free(out);
+    snprintf(path, sizeof(path), "%s/CMakeLists.txt", dir);
+    write_file(path, "cmake_minimum_required(VERSION 3.25)\n"
+                     "project(consumer C)\nfind_package(herd REQUIRED)\n"
+                     "add_executable(consumer main.c)\n"
+                     "target_link_libraries(consumer PRIVATE herd::herd)\n");
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && cmake -S . -B b -Dherd_DIR='%s' >/dev/null 2>&1 && "
+             "cmake --build b >/dev/null 2>&1 && ./b/consumer",
+             dir, build);
+    ck_assert_int_eq(tu_run(cmd, &out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "|timed out"));
+    free(out);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     /* A sanitizer build's library needs the sanitizer runtime in every
@@ -106,6 +139,7 @@ int main(void)
     tcase_add_test(tc, installed_files);
     tcase_add_test(tc, pkg_config_consumer);
     tcase_add_test(tc, cmake_consumer);
+    tcase_add_test(tc, build_tree_consumers);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
