@@ -40,7 +40,8 @@ static const char usage[] =
     "  -d, --datatype T      float32 (default), float16, bfloat16, float64,\n"
     "                        int8, uint8, int32, int64 (also float, half...)\n"
     "  -r, --root R          root of rooted collectives (default 0)\n"
-    "  -n, --iters N         timed iterations (default 20)\n"
+    "  -n, --iters N         timed iterations (default 20; sim without\n"
+    "                        jitter simulates each size once)\n"
     "  -w, --warmup_iters N  warm-up iterations (default 1)\n"
     "  -c, --check 0|1       1: real buffers, check every result (#wrong)\n"
     "  --scenario FILE       cluster, stragglers, faults, seed, channels\n"
@@ -262,6 +263,19 @@ static int run(perf_args_t *a)
         cli_simflags_describe(&a->sim, desc, sizeof(desc));
         printf("# herd perf: %s, algorithm %s, predicted by sim for %s\n",
                herd_coll_name(a->p.coll), herd_algo_name(a->p.algo), desc);
+        /* Without jitter every iteration is the same simulation: one per
+         * size gives the same table, 21 times faster. */
+        if (a->sim.opts.jitter == HERD_JITTER_NONE) {
+            a->p.iters = 1;
+            a->p.warmup = 0;
+            printf("# each size simulated once (no jitter: the simulator is "
+                   "deterministic, -n and -w do not apply)\n");
+        } else {
+            printf("# %d iterations per size after %d warm-up (jitter "
+                   "sigma %g, seed %llu)\n",
+                   a->p.iters, a->p.warmup, a->sim.opts.jitter_sigma,
+                   (unsigned long long)a->sim.opts.seed);
+        }
     } else {
         init.init_method = "env://";
         init.rank = -1;

@@ -1,6 +1,7 @@
 /* tests/sim_perf.c - `herd perf` on the simulator: nccl-tests' table for
  * a range of sizes, bus bandwidth that follows the cluster flags, -c 1
- * checking every collective's results, --help and clear usage errors. */
+ * checking every collective's results, each size simulated once without
+ * jitter, --help and clear usage errors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 
 static int perf(const char *args, char **out)
 {
-    char cmd[1024];
+    char cmd[4096];
     snprintf(cmd, sizeof(cmd), "%s perf %s 2>&1", tu_herd_binary(), args);
     return tu_run(cmd, out);
 }
@@ -55,6 +56,32 @@ START_TEST(table)
     ck_assert_int_eq(rows(out), 6); /* 1K 4K 16K 64K 256K 1M */
     ck_assert_ptr_nonnull(strstr(out, "float32"));
     free(out);
+}
+END_TEST
+
+/* Without jitter each size is simulated once, and the header says so:
+ * -n and -w do not change the table. With a scenario's jitter the
+ * iterations run as asked. */
+START_TEST(once_without_jitter)
+{
+    char *a = NULL, *b = NULL, src[1024];
+    ck_assert_int_eq(perf("--nodes 2 --gpus-per-node 4 -b 1K -e 4M -f 16", &a),
+                     0);
+    ck_assert_msg(strstr(a, "# each size simulated once (no jitter"), "%s", a);
+    ck_assert_int_eq(
+        perf("--nodes 2 --gpus-per-node 4 -b 1K -e 4M -f 16 -n 7 -w 3", &b), 0);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    char args[1200];
+    snprintf(args, sizeof(args), "--scenario %s -b 1K -e 1K -n 3 -w 2",
+             tu_src_path(src, sizeof(src), "scenarios/straggler.yaml"));
+    ck_assert_int_eq(perf(args, &a), 0);
+    ck_assert_msg(strstr(a, "# 3 iterations per size after 2 warm-up (jitter "
+                            "sigma 0.02, seed"),
+                  "%s", a);
+    ck_assert_int_eq(rows(a), 1);
+    free(a);
 }
 END_TEST
 
@@ -137,6 +164,7 @@ int main(void)
     TCase *t = tcase_create("perf");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, table);
+    tcase_add_test(t, once_without_jitter);
     tcase_add_test(t, bus_bandwidth_follows_the_nic);
     tcase_add_test(t, check_every_collective);
     tcase_add_test(t, usage);
