@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@ typedef struct launch_agent {
     store_server_t *srv;
     store_client_t *cl; /* multi-node coordination only */
     char run_id[128];
+    char token[40]; /* generated for a store off loopback, else "" */
     int sig;        /* the signal received, 0 if none */
     char fail[256]; /* the round's failure: "code node rank local pid ..." */
 } launch_agent_t;
@@ -263,11 +265,43 @@ static int is_loopback(const char *host)
            !strcmp(host, "::1");
 }
 
+/* The store's token: HERD_STORE_TOKEN when set (empty: none, anyone who
+ * reaches the port is trusted); else none on loopback, where only this
+ * host's users reach it; else a random one, which the workers of a
+ * single node get from the launcher. Several nodes must share one, so
+ * there it has to be given. NULL with err set when it cannot be had. */
+static const char *agent_token(launch_agent_t *a, char *err, size_t errlen)
+{
+    const launch_opts_t *o = a->o;
+    const char *token = getenv("HERD_STORE_TOKEN");
+    if (token || o->standalone || is_loopback(o->master_addr))
+        return token ? token : "";
+    if (o->nnodes > 1) {
+        snprintf(err, errlen,
+                 "the store on %s is reachable from the network: set "
+                 "HERD_STORE_TOKEN to the same secret on every node (or to "
+                 "the empty string to accept anyone who reaches port %d)",
+                 o->master_addr, o->master_port);
+        return NULL;
+    }
+    unsigned char raw[16];
+    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+        snprintf(err, errlen, "cannot make a store token: %s", strerror(errno));
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(a->token + 2 * i, 3, "%02x", raw[i]);
+    a->g.token = a->token;
+    return a->token;
+}
+
 /* Node 0 hosts the store; with several nodes every agent also joins it. */
 static herd_status_t agent_store(launch_agent_t *a, char *err, size_t errlen)
 {
     const launch_opts_t *o = a->o;
-    const char *token = getenv("HERD_STORE_TOKEN");
+    const char *token = agent_token(a, err, errlen);
+    if (!token)
+        return HERD_ERR_INVALID_ARG;
     a->g.port = o->standalone ? 0 : o->master_port;
     a->g.store_hosted = 1;
     herd_status_t st = HERD_OK;
@@ -288,7 +322,12 @@ static herd_status_t agent_store(launch_agent_t *a, char *err, size_t errlen)
     if (o->nnodes > 1) {
         st = store_client_connect(o->master_addr, a->g.port, token,
                                   o->store_timeout_s, &a->cl);
-        if (st != HERD_OK)
+        if (st == HERD_ERR_AUTH)
+            snprintf(err, errlen,
+                     "authentication failed at the store %s:%d: set "
+                     "HERD_STORE_TOKEN to node 0's token",
+                     o->master_addr, a->g.port);
+        else if (st != HERD_OK)
             snprintf(err, errlen, "cannot reach the store at %s:%d: %s",
                      o->master_addr, a->g.port, herd_status_string(st));
     }

@@ -20,6 +20,7 @@ typedef struct launch_group {
     const char *run_id;
     int port;            /* the master port the workers get */
     int store_hosted;    /* the launcher hosts the store */
+    const char *token;   /* HERD_STORE_TOKEN for the workers; NULL: theirs */
     sigset_t child_mask; /* signal mask the workers start with */
     pid_t launcher_pid;
     launch_worker_t *w;

@@ -98,6 +98,8 @@ static int env_ours(const launch_group_t *g, const launch_worker_t *w,
     bad |= env_add(env, n, "HERD_STORE_PREFIX", "%s/%d/", g->run_id, round);
     if (g->store_hosted)
         bad |= env_add(env, n, "HERD_STORE_EXTERNAL", "1");
+    if (g->token)
+        bad |= env_add(env, n, "HERD_STORE_TOKEN", "%s", g->token);
     if (o->nproc_per_node > 1 && !getenv("OMP_NUM_THREADS"))
         bad |= env_add(env, n, "OMP_NUM_THREADS", "1");
     return bad;

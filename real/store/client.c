@@ -284,8 +284,11 @@ herd_status_t store_client_connect(const char *host, int port,
     if (timeout_s > 0)
         c->timeout_s = timeout_s;
     herd_status_t st = connect_loop(host, port, c->timeout_s, &c->fd);
-    if (st == HERD_OK && token && *token)
-        st = client_auth(c, token);
+    /* Always authenticate (an empty token without one): a server that
+     * wants a token refuses here, where the caller can say which
+     * variable to set, not at some later request. */
+    if (st == HERD_OK)
+        st = client_auth(c, token ? token : "");
     if (st != HERD_OK) {
         store_client_close(c);
         return st;

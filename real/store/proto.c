@@ -1,7 +1,10 @@
 /* real/store/proto.c - encoding and bounds-checked decoding of the
- * store's frames (see proto.h for the format). */
+ * store's frames (see proto.h for the format), and the request decoder
+ * the server runs on every frame (a pure function: the fuzz target's). */
 #include "real/store/proto.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,4 +154,129 @@ const uint8_t *store_rbuf_bytes(store_rbuf_t *r, size_t max, size_t *len_out)
         return NULL;
     *len_out = (size_t)n;
     return p;
+}
+
+/* ---- request frames --------------------------------------------------- */
+
+static const char *const op_names[STORE_OP_MAX_] = {
+    [STORE_OP_AUTH] = "auth",         [STORE_OP_SET] = "set",
+    [STORE_OP_GET] = "get",           [STORE_OP_ADD] = "add",
+    [STORE_OP_CAS] = "compare_set",   [STORE_OP_WAIT] = "wait",
+    [STORE_OP_CHECK] = "check",       [STORE_OP_DELETE] = "delete",
+    [STORE_OP_NUM_KEYS] = "num_keys",
+};
+
+const char *store_op_name(int op)
+{
+    return op > 0 && op < STORE_OP_MAX_ ? op_names[op] : "?";
+}
+
+static store_frame_result_t frame_bad(char *why, size_t whylen, const char *fmt,
+                                      ...)
+    __attribute__((format(printf, 3, 4)));
+static store_frame_result_t frame_bad(char *why, size_t whylen, const char *fmt,
+                                      ...)
+{
+    if (why && whylen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, whylen, fmt, ap);
+        va_end(ap);
+    }
+    return STORE_FRAME_BAD;
+}
+
+/* The fields of `op` from r into q; 0 when they do not fit the limits. */
+static int decode_fields(store_rbuf_t *r, store_req_t *q)
+{
+    switch (q->op) {
+    case STORE_OP_AUTH:
+        q->val = store_rbuf_bytes(r, STORE_MAX_TOKEN, &q->vlen);
+        break;
+    case STORE_OP_SET:
+        q->key = store_rbuf_bytes(r, STORE_MAX_KEY, &q->klen);
+        q->val = store_rbuf_bytes(r, STORE_MAX_VALUE, &q->vlen);
+        break;
+    case STORE_OP_GET:
+    case STORE_OP_ADD:
+        q->key = store_rbuf_bytes(r, STORE_MAX_KEY, &q->klen);
+        q->num = store_rbuf_i64(r);
+        break;
+    case STORE_OP_CAS:
+        q->key = store_rbuf_bytes(r, STORE_MAX_KEY, &q->klen);
+        q->val = store_rbuf_bytes(r, STORE_MAX_VALUE, &q->vlen);
+        q->val2 = store_rbuf_bytes(r, STORE_MAX_VALUE, &q->vlen2);
+        break;
+    case STORE_OP_WAIT:
+    case STORE_OP_CHECK:
+        q->nkeys = store_rbuf_i64(r);
+        if (q->nkeys < 1 || q->nkeys > (int64_t)STORE_MAX_WAIT_KEYS)
+            return 0;
+        q->keys = r->p + r->off;
+        for (int64_t i = 0; i < q->nkeys && !r->bad; i++) {
+            size_t kl;
+            store_rbuf_bytes(r, STORE_MAX_KEY, &kl);
+        }
+        q->keys_len = r->bad ? 0 : (size_t)(r->p + r->off - q->keys);
+        if (q->op == STORE_OP_WAIT)
+            q->num = store_rbuf_i64(r);
+        break;
+    case STORE_OP_DELETE:
+        q->key = store_rbuf_bytes(r, STORE_MAX_KEY, &q->klen);
+        break;
+    default: /* num_keys: no fields */
+        break;
+    }
+    return !r->bad;
+}
+
+store_frame_result_t store_frame_decode(const uint8_t *buf, size_t len,
+                                        size_t max_body, store_req_t *req,
+                                        size_t *used, size_t *need, char *why,
+                                        size_t whylen)
+{
+    if (need)
+        *need = 0;
+    if (len < 4)
+        return STORE_FRAME_PARTIAL;
+    uint32_t n = store_le32(buf);
+    if (n == 0 || n > max_body)
+        return frame_bad(why, whylen, "frame of %u bytes (limit %zu)", n,
+                         max_body);
+    if (need)
+        *need = 4 + (size_t)n;
+    if (len - 4 < n)
+        return STORE_FRAME_PARTIAL;
+    store_rbuf_t r;
+    store_rbuf_init(&r, buf + 4, n);
+    store_req_t q;
+    memset(&q, 0, sizeof(q));
+    uint8_t op = store_rbuf_u8(&r);
+    if (op == 0 || op >= STORE_OP_MAX_)
+        return frame_bad(why, whylen, "unknown request type %u", op);
+    q.op = (store_op_t)op;
+    if (!decode_fields(&r, &q) || r.off != r.len)
+        return frame_bad(why, whylen, "malformed %s request (%u bytes)",
+                         op_names[op], n);
+    *req = q;
+    *used = 4 + (size_t)n;
+    return STORE_FRAME_OK;
+}
+
+void store_req_keys(const store_req_t *q, const uint8_t **keys, size_t *klens)
+{
+    store_rbuf_t r;
+    store_rbuf_init(&r, q->keys, q->keys_len);
+    for (int64_t i = 0; i < q->nkeys; i++)
+        keys[i] = store_rbuf_bytes(&r, STORE_MAX_KEY, &klens[i]);
+}
+
+int store_token_equal(const uint8_t *got, size_t glen, const char *want)
+{
+    size_t wlen = strlen(want);
+    unsigned diff = glen != wlen;
+    /* Every byte of `want` is read whatever `got` holds: no early exit. */
+    for (size_t i = 0; i < wlen; i++)
+        diff |= (unsigned)(want[i] ^ (i < glen ? got[i] : 0));
+    return diff == 0;
 }

@@ -20,6 +20,9 @@
 #define STORE_MAX_TOKEN 1024u
 /* The largest body the server accepts: one maximal value plus keys. */
 #define STORE_MAX_FRAME (STORE_MAX_VALUE + (1u << 20))
+/* The largest body before authentication: one auth frame (op, length,
+ * token). */
+#define STORE_MAX_AUTH_FRAME (1u + 8u + STORE_MAX_TOKEN)
 
 typedef enum store_op {
     STORE_OP_AUTH = 1,     /* token -> status */
@@ -69,5 +72,44 @@ int64_t store_rbuf_i64(store_rbuf_t *r);
 const uint8_t *store_rbuf_bytes(store_rbuf_t *r, size_t max, size_t *len_out);
 
 uint32_t store_le32(const uint8_t *p);
+
+/* One decoded request. Pointers point into the decoded buffer. */
+typedef struct store_req {
+    store_op_t op;
+    const uint8_t *key; /* set, get, add, compare_set, delete */
+    size_t klen;
+    const uint8_t *val; /* set: value; compare_set: expected; auth: token */
+    size_t vlen;
+    const uint8_t *val2; /* compare_set: desired */
+    size_t vlen2;
+    int64_t num;   /* get, wait: timeout_ms; add: delta */
+    int64_t nkeys; /* wait, check: how many keys (see store_req_keys) */
+    const uint8_t *keys;
+    size_t keys_len;
+} store_req_t;
+
+typedef enum store_frame_result {
+    STORE_FRAME_OK = 0,      /* *req and *used are set */
+    STORE_FRAME_PARTIAL = 1, /* the frame is not complete yet */
+    STORE_FRAME_BAD = -1     /* why says what is wrong */
+} store_frame_result_t;
+
+/* Decode the request frame at the head of buf[0..len): a pure function
+ * (no allocation, no state), so it can be fuzzed on any bytes. Bodies
+ * longer than max_body are BAD as soon as the length field is in. On OK,
+ * *used is the frame's size (4 + body). *need (may be NULL) gets the
+ * frame's size once its length field is in, else 0. */
+store_frame_result_t store_frame_decode(const uint8_t *buf, size_t len,
+                                        size_t max_body, store_req_t *req,
+                                        size_t *used, size_t *need, char *why,
+                                        size_t whylen);
+/* The keys of a decoded wait/check (arrays of req->nkeys). */
+void store_req_keys(const store_req_t *req, const uint8_t **keys,
+                    size_t *klens);
+/* The name of an op ("set"), "?" when unknown. */
+const char *store_op_name(int op);
+/* Compare a presented token with the expected one in time that depends
+ * only on the expected token's length. 1 when equal. */
+int store_token_equal(const uint8_t *got, size_t glen, const char *want);
 
 #endif

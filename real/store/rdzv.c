@@ -275,6 +275,14 @@ static herd_status_t rdzv_connect(const herd_init_t *init, const rdzv_ep_t *ep,
                              ep->port, herd_status_string(st));
     }
     st = store_client_connect(ep->host, ep->port, token, tmo, &r->client);
+    if (st == HERD_ERR_AUTH)
+        return rdzv_fail(err, errlen, st,
+                         "rank %d: authentication failed at the store %s:%d: "
+                         "%s; set HERD_STORE_TOKEN to the token the store "
+                         "was started with",
+                         r->rank, ep->host, ep->port,
+                         token && *token ? "HERD_STORE_TOKEN does not match"
+                                         : "HERD_STORE_TOKEN is not set");
     if (st != HERD_OK)
         return rdzv_fail(err, errlen, st,
                          "rank %d cannot reach the store at %s:%d within "

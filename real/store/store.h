@@ -3,8 +3,9 @@
  *
  * The server runs a libevent loop in its own thread; many clients at
  * once; a binary protocol with length prefixes; an optional shared token
- * that a client must present before anything else. The client is
- * blocking, one request at a time, each with a timeout. */
+ * that a client must present before anything else (the client always
+ * presents one, empty without a token, so a refusal shows at connect).
+ * The client is blocking, one request at a time, each with a timeout. */
 #ifndef HERD_REAL_STORE_H
 #define HERD_REAL_STORE_H
 
@@ -16,10 +17,30 @@
 typedef struct store_server store_server_t;
 typedef struct store_client store_client_t;
 
+/* What the server lets clients hold (store_limits_default gives the
+ * defaults in parentheses). Beyond them a connection is closed with a
+ * logged reason; the others are served on. */
+typedef struct store_limits {
+    size_t max_buffered;   /* unprocessed input over all clients (512 MiB) */
+    int max_conns;         /* open connections (8192) */
+    double auth_s;         /* a token server: authenticate within (5 s) */
+    double stall_s;        /* a begun frame must be complete within
+                              stall_s + its size / min_rate (10 s) */
+    double min_rate;       /* bytes per second (256 KiB/s) */
+    double accept_pause_s; /* accept failed (EMFILE): listener off (0.1 s) */
+    double log_every_s;    /* repeated messages at most this often (10 s) */
+} store_limits_t;
+
+void store_limits_default(store_limits_t *lim);
+
 /* Listen on host:port (port 0: an ephemeral port; host NULL: 0.0.0.0).
- * token NULL or "": no authentication. */
+ * token NULL or "": no authentication. lim NULL: the defaults. */
 herd_status_t store_server_start(const char *host, int port, const char *token,
                                  store_server_t **out);
+herd_status_t store_server_start_limits(const char *host, int port,
+                                        const char *token,
+                                        const store_limits_t *lim,
+                                        store_server_t **out);
 int store_server_port(const store_server_t *srv);
 void store_server_stop(store_server_t *srv);
 
