@@ -5,6 +5,12 @@
 set -eu
 PKGS="cmake make gcc pkg-config libevent-dev check gnuplot-nox libfyaml-dev libjansson-dev zlib1g-dev iproute2 python3-torch"
 missing=""
+# `setup.sh --ci` adds what CI and developers need beyond a user's build:
+# Debian's clang (the Clang build, libFuzzer targets) and git (the
+# stand-alone clone).
+if [ "${1:-}" = "--ci" ]; then
+    PKGS="$PKGS clang git"
+fi
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
         missing="$missing $p"
