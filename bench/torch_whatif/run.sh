@@ -1,0 +1,89 @@
+#!/bin/sh
+# bench/torch_whatif/run.sh - issue 12's what-if acceptance, end to end:
+#   capture  real PyTorch DDP (gloo, 2 ranks, one per testbed host) with
+#            the profiler on, at each link rate and bucket size; herd
+#            calibrate on the same links
+#   table    OUT/measured.tsv: median step time per (rate, bucket size)
+#   predict  herd import the 25 MB traces of each rate, herd sweep the
+#            bucket sizes with the calibrated links, predicted vs measured
+# Usage: sh bench/torch_whatif/run.sh [capture|table|predict|all]  (root)
+# Env: HERD (herd binary), PY (python with torch >= 1.13), OUT, RATES,
+#      CAPS, BASE_CAP (the size whose trace is imported), STEPS, WARMUP.
+# Every testbed use holds /tmp/herd-testbed.lock (one testbed per machine).
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+HERD=${HERD:-$root/build/cli/herd}
+PY=${PY:-/work/venv-torch/bin/python3}
+OUT=${OUT:-$root/out-torch-whatif}
+RATES=${RATES:-"100Mbit 400Mbit"}
+CAPS=${CAPS:-"1 5 25 100"}
+BASE_CAP=${BASE_CAP:-25}
+STEPS=${STEPS:-10}
+WARMUP=${WARMUP:-3}
+LOCK=/tmp/herd-testbed.lock
+stage=${1:-all}
+mkdir -p "$OUT"
+
+capture_rate() {
+    rate=$1
+    dir=$OUT/$rate
+    mkdir -p "$dir"
+    "$HERD" testbed down >/dev/null 2>&1 || true
+    trap '"$HERD" testbed down >/dev/null 2>&1 || true' EXIT
+    "$HERD" testbed up --hosts 2 --bandwidth "$rate"
+    "$HERD" testbed run --timeout 300 -- "$HERD" calibrate \
+        -o "$dir/calibrate.yaml" >"$dir/calibrate.log" 2>&1
+    for cap in $CAPS; do
+        echo "== $rate bucket_cap_mb=$cap"
+        "$HERD" testbed run --timeout 900 -- "$PY" "$here/ddp_bench.py" \
+            --bucket-cap-mb "$cap" --tag "torch_b$cap" --out "$dir" \
+            --steps "$STEPS" --warmup "$WARMUP"
+    done
+    "$HERD" testbed down
+    trap - EXIT
+}
+
+# The calibrated inter link as --set options for herd sweep.
+link_sets() {
+    awk '/^ *inter:/ {
+        bw = $0; sub(/.*bandwidth: */, "", bw); sub(/[,}].*/, "", bw)
+        lat = $0; sub(/.*latency: */, "", lat); sub(/[,}].*/, "", lat)
+        printf "--set cluster.inter.bandwidth=%s --set cluster.inter.latency=%s", bw, lat
+    }' "$1"
+}
+
+predict_rate() {
+    rate=$1
+    dir=$OUT/$rate
+    imp=$dir/imported
+    rm -rf "$imp"
+    "$HERD" import "$dir"/torch_b${BASE_CAP}_rank*.pt.trace.json.gz -o "$imp"
+    # shellcheck disable=SC2046
+    "$HERD" sweep "$imp/scenario.yaml" \
+        --set ddp.bucket_cap_mb=$(echo "$CAPS" | tr ' ' ',') \
+        $(link_sets "$dir/calibrate.yaml") --out "$dir/sweep" \
+        >"$dir/sweep.log"
+    python3 "$here/table.py" compare "$OUT/measured.tsv" "$rate" \
+        "$dir/sweep/sweep.tsv" | tee "$dir/compare.tsv"
+}
+
+case $stage in
+_capture) capture_rate "$2" ;; # under the lock, from "capture"
+capture | all | table | predict) ;;
+*) echo "usage: $0 [capture|table|predict|all]" >&2; exit 2 ;;
+esac
+if [ "$stage" = capture ] || [ "$stage" = all ]; then
+    for rate in $RATES; do
+        flock "$LOCK" sh "$here/run.sh" _capture "$rate"
+    done
+fi
+if [ "$stage" != _capture ] && [ "$stage" != predict ]; then
+    python3 "$here/table.py" measured "$OUT" >"$OUT/measured.tsv"
+    cat "$OUT/measured.tsv"
+fi
+if [ "$stage" = predict ] || [ "$stage" = all ]; then
+    for rate in $RATES; do
+        predict_rate "$rate"
+    done
+fi
