@@ -1,7 +1,8 @@
 /* cli/cmd_sweep.c - `herd sweep`: run a scenario once per value of one or
  * more keys (`--set KEY=V1,V2,...`, any scenario key), in parallel worker
- * processes, and print a table with the best row marked, a one-line
- * recommendation, a TSV and a plot (plots/ddp_sweep.gp).
+ * processes, then report (cmd_sweep_report.c): a table with the best row
+ * and the values within a tolerance of it marked, a recommendation that
+ * keeps the scenario's own value when it is among them, a TSV and a plot.
  *
  * DDP scenarios report steady-state step time, exposed communication,
  * overlap and bucket count (cmd_ddp_run.c runs them); trace workloads
@@ -20,45 +21,20 @@
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_sim.h"
-#include "trace/plot.h"
+#include "cli/cmd_sweep.h"
 #include "trace/replay.h"
-
-#define SWEEP_MAX_AXES 4
-#define SWEEP_MAX_VALUES 64
-#define SWEEP_MAX_SETS 64
 
 static const char usage[] =
     "usage: herd sweep SCENARIO --set KEY=V1,V2,... [--set KEY=V]...\n"
-    "         [--out DIR] [--jobs N] [--no-plot] [--quiet]\n"
+    "         [--tolerance PCT] [--out DIR] [--jobs N] [--no-plot] [--quiet]\n"
     "Runs SCENARIO on the simulator for every value (the cross product when\n"
     "several keys have lists); KEY is any scenario key (cluster.nodes,\n"
     "collectives.algorithm, cluster.inter.bandwidth, ddp.bucket_cap_mb,\n"
-    "...). Prints a table (best row marked *), a recommendation, and writes\n"
-    "DIR/sweep.tsv and the plot DIR/sweep.png/.svg (DIR: sweep-out).\n";
-
-typedef struct axis {
-    char key[128];
-    char *vals[SWEEP_MAX_VALUES];
-    int n;
-} axis_t;
-
-typedef struct sweep_args {
-    const char *scenario, *out;
-    char *fixed[SWEEP_MAX_SETS];
-    int nfixed;
-    axis_t axes[SWEEP_MAX_AXES];
-    int naxes, jobs, no_plot, quiet;
-    char *storage[SWEEP_MAX_SETS]; /* strdup'd value lists */
-    int nstorage;
-} sweep_args_t;
-
-/* One run's numbers, passed back from a worker through a pipe. */
-typedef struct sweep_row {
-    int done, rc, ddp;
-    herd_status_t status;
-    double step_s, exposed_s, comm_s, overlap, wall_s;
-    long buckets;
-} sweep_row_t;
+    "...). Prints a table (best row marked *, the values within PCT percent\n"
+    "of the best marked =; default 2), a recommendation (the scenario's own\n"
+    "value when it is within PCT of the best: a smaller gain is noise, not a\n"
+    "reason to change), and writes DIR/sweep.tsv and the plot\n"
+    "DIR/sweep.png/.svg (DIR: sweep-out).\n";
 
 static double now_s(void)
 {
@@ -68,7 +44,7 @@ static double now_s(void)
 }
 
 /* Split "1,2,[a, b]" at top-level commas (in place). */
-static int split_values(char *s, axis_t *ax)
+static int split_values(char *s, cli_sweep_axis_t *ax)
 {
     int depth = 0;
     ax->n = 0;
@@ -88,7 +64,7 @@ static int split_values(char *s, axis_t *ax)
     return 0;
 }
 
-static int add_set(sweep_args_t *a, const char *arg)
+static int add_set(cli_sweep_args_t *a, const char *arg)
 {
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg)
@@ -99,7 +75,7 @@ static int add_set(sweep_args_t *a, const char *arg)
     if (!copy)
         return 2;
     a->storage[a->nstorage++] = copy;
-    axis_t tmp = {{0}, {0}, 0};
+    cli_sweep_axis_t tmp = {{0}, {0}, 0};
     char *val = copy + (eq - arg) + 1;
     if (split_values(val, &tmp))
         return cli_usage_error("sweep", "--set %s: bad value list", arg);
@@ -116,7 +92,7 @@ static int add_set(sweep_args_t *a, const char *arg)
     return 0;
 }
 
-static int parse_args(int argc, char **argv, sweep_args_t *a)
+static int parse_args(int argc, char **argv, cli_sweep_args_t *a)
 {
     long n;
     for (int i = 1; i < argc; i++) {
@@ -134,7 +110,14 @@ static int parse_args(int argc, char **argv, sweep_args_t *a)
             a->out = argv[++i];
         else if (!strcmp(s, "--jobs") && !cli_parse_int(argv[++i], 1, 256, &n))
             a->jobs = (int)n;
-        else if (s[0] == '-')
+        else if (!strcmp(s, "--tolerance")) {
+            if (cli_parse_double(argv[++i], &a->tolerance) ||
+                a->tolerance < 0 || a->tolerance > 1000)
+                rc = cli_usage_error("sweep",
+                                     "--tolerance '%s': expected a "
+                                     "percentage in [0, 1000]",
+                                     argv[i]);
+        } else if (s[0] == '-')
             rc = cli_usage_error("sweep", "bad option '%s'", s);
         else if (!a->scenario)
             a->scenario = s;
@@ -151,7 +134,7 @@ static int parse_args(int argc, char **argv, sweep_args_t *a)
     return 0;
 }
 
-static int ncombos(const sweep_args_t *a)
+int cli_sweep_ncombos(const cli_sweep_args_t *a)
 {
     int n = 1;
     for (int i = 0; i < a->naxes; i++)
@@ -159,8 +142,7 @@ static int ncombos(const sweep_args_t *a)
     return n;
 }
 
-/* Value index of axis `ax` in combination `c` (last axis fastest). */
-static int value_of(const sweep_args_t *a, int c, int ax)
+int cli_sweep_value_of(const cli_sweep_args_t *a, int c, int ax)
 {
     for (int i = a->naxes - 1; i > ax; i--)
         c /= a->axes[i].n;
@@ -168,7 +150,7 @@ static int value_of(const sweep_args_t *a, int c, int ax)
 }
 
 /* A trace or message-size workload: its simulated makespan. */
-static int run_trace_workload(trace_scenario_t *sc, sweep_row_t *row)
+static int run_trace_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
 {
     char err[1024];
     int world = trace_scenario_world_size(sc);
@@ -207,7 +189,7 @@ static int run_trace_workload(trace_scenario_t *sc, sweep_row_t *row)
     return 0;
 }
 
-static int run_ddp_workload(trace_scenario_t *sc, sweep_row_t *row)
+static int run_ddp_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
 {
     ddp_job_t *job = NULL;
     cli_ddp_result_t res;
@@ -233,7 +215,7 @@ static int run_ddp_workload(trace_scenario_t *sc, sweep_row_t *row)
 /* The --set list of combination c: the fixed sets, then key=value for
  * each axis (written into buf). Shared by planning and running so both
  * load exactly the same scenario. Returns the number of sets. */
-static int combo_sets(const sweep_args_t *a, int c, char **sets,
+static int combo_sets(const cli_sweep_args_t *a, int c, char **sets,
                       char buf[][1024])
 {
     int n = 0;
@@ -241,13 +223,13 @@ static int combo_sets(const sweep_args_t *a, int c, char **sets,
         sets[n++] = a->fixed[i];
     for (int ax = 0; ax < a->naxes; ax++) {
         snprintf(buf[ax], sizeof(buf[ax]), "%s=%s", a->axes[ax].key,
-                 a->axes[ax].vals[value_of(a, c, ax)]);
+                 a->axes[ax].vals[cli_sweep_value_of(a, c, ax)]);
         sets[n++] = buf[ax];
     }
     return n;
 }
 
-static void run_one(const sweep_args_t *a, int c, sweep_row_t *row)
+static void run_one(const cli_sweep_args_t *a, int c, cli_sweep_row_t *row)
 {
     char *sets[SWEEP_MAX_SETS + SWEEP_MAX_AXES];
     char buf[SWEEP_MAX_AXES][1024];
@@ -264,7 +246,7 @@ static void run_one(const sweep_args_t *a, int c, sweep_row_t *row)
     row->done = 1;
 }
 
-static void progress(const sweep_args_t *a, int done, int total, double t0)
+static void progress(const cli_sweep_args_t *a, int done, int total, double t0)
 {
     const char *force = getenv("HERD_PROGRESS");
     if (a->quiet || total < 2 ||
@@ -281,7 +263,7 @@ static void progress(const sweep_args_t *a, int done, int total, double t0)
 
 typedef struct sweep_msg {
     int c;
-    sweep_row_t row;
+    cli_sweep_row_t row;
 } sweep_msg_t;
 
 /* Which worker runs a combination, or which earlier combination's
@@ -289,6 +271,7 @@ typedef struct sweep_msg {
  * identical, e.g. two caps that bucket the same way). */
 typedef struct plan {
     int same_as; /* -1: runs itself */
+    int current; /* 1: the scenario as given (its own values) */
     int worker;
     long cost; /* collectives, roughly */
     uint64_t print;
@@ -312,9 +295,29 @@ static uint64_t layout_print(uint64_t h, const ddp_buckets_t *bs)
     return h;
 }
 
-/* Fingerprint and cost of one combination; errors are left for the run
- * to report. */
-static void plan_one(const sweep_args_t *a, int c, plan_t *p)
+/* The scenario as YAML (trace_scenario_write: every setting, defaults
+ * included), so two loads compare equal exactly when they set the same. */
+static char *scenario_text(const trace_scenario_t *sc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return NULL;
+    herd_status_t st = trace_scenario_write(sc, f);
+    fclose(f);
+    if (st != HERD_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Fingerprint and cost of one combination, and whether it is the
+ * scenario as given (`base`: its text); errors are left for the run to
+ * report. */
+static void plan_one(const cli_sweep_args_t *a, int c, const char *base,
+                     plan_t *p)
 {
     char *sets[SWEEP_MAX_SETS + SWEEP_MAX_AXES], buf[SWEEP_MAX_AXES][1024];
     int n = combo_sets(a, c, sets, buf);
@@ -327,8 +330,14 @@ static void plan_one(const sweep_args_t *a, int c, plan_t *p)
     p->same_as = -1;
     p->cost = 1;
     p->print = (uint64_t)c; /* unique unless a DDP layout proves equal */
-    if (!cli_ddp_load_scenario("sweep", a->scenario, sets, n, &sc) &&
-        sc->wl_kind == TRACE_WL_DDP && !cli_ddp_make_job("sweep", sc, &job)) {
+    p->current = 0;
+    if (!cli_ddp_load_scenario("sweep", a->scenario, sets, n, &sc) && base) {
+        char *text = scenario_text(sc);
+        p->current = text && !strcmp(text, base);
+        free(text);
+    }
+    if (sc && sc->wl_kind == TRACE_WL_DDP &&
+        !cli_ddp_make_job("sweep", sc, &job)) {
         p->cost = (long)(job->initial.n + job->rebuilt.n + 1);
         p->print = layout_print(layout_print(h, &job->initial), &job->rebuilt);
     }
@@ -336,22 +345,44 @@ static void plan_one(const sweep_args_t *a, int c, plan_t *p)
     trace_scenario_destroy(sc);
 }
 
-/* Fingerprints (silently: the runs print their own errors), duplicates,
- * then longest-first assignment to the least loaded worker. */
-static void make_plan(const sweep_args_t *a, plan_t *plan, int jobs)
+/* The scenario with the fixed --set values only, as text (NULL if it does
+ * not load); its name goes to a->name. */
+static char *base_text(cli_sweep_args_t *a)
 {
-    int total = ncombos(a), saved = dup(STDERR_FILENO);
+    trace_scenario_t *sc = NULL;
+    char *text = NULL;
+    if (!cli_ddp_load_scenario("sweep", a->scenario, a->fixed, a->nfixed,
+                               &sc)) {
+        snprintf(a->name, sizeof(a->name), "%s",
+                 sc->name && *sc->name ? sc->name : a->scenario);
+        text = scenario_text(sc);
+    }
+    trace_scenario_destroy(sc);
+    return text;
+}
+
+/* Fingerprints (silently: the runs print their own errors), duplicates,
+ * the combination that is the scenario as given (*current, -1: none),
+ * then longest-first assignment to the least loaded worker. */
+static void make_plan(cli_sweep_args_t *a, plan_t *plan, int jobs, int *current)
+{
+    int total = cli_sweep_ncombos(a), saved = dup(STDERR_FILENO);
     long load[256] = {0};
     FILE *null = fopen("/dev/null", "w");
     fflush(stderr);
     if (null && saved >= 0)
         dup2(fileno(null), STDERR_FILENO);
+    char *base = base_text(a);
+    *current = -1;
     for (int c = 0; c < total; c++) {
-        plan_one(a, c, &plan[c]);
+        plan_one(a, c, base, &plan[c]);
+        if (plan[c].current && *current < 0)
+            *current = c;
         for (int d = 0; d < c && plan[c].same_as < 0; d++)
             if (plan[d].same_as < 0 && plan[d].print == plan[c].print)
                 plan[c].same_as = d;
     }
+    free(base);
     fflush(stderr);
     if (saved >= 0) {
         dup2(saved, STDERR_FILENO);
@@ -377,9 +408,9 @@ static void make_plan(const sweep_args_t *a, plan_t *plan, int jobs)
 }
 
 /* Worker w runs its combinations and writes (index, row) for each. */
-static void worker(const sweep_args_t *a, const plan_t *plan, int w, int fd)
+static void worker(const cli_sweep_args_t *a, const plan_t *plan, int w, int fd)
 {
-    for (int c = 0; c < ncombos(a); c++) {
+    for (int c = 0; c < cli_sweep_ncombos(a); c++) {
         if (plan[c].same_as >= 0 || plan[c].worker != w)
             continue;
         sweep_msg_t msg;
@@ -392,8 +423,8 @@ static void worker(const sweep_args_t *a, const plan_t *plan, int w, int fd)
 }
 
 /* Read results from every worker as they come (poll), updating the bar. */
-static void gather(const sweep_args_t *a, int *fds, int jobs, int runs,
-                   sweep_row_t *rows, double t0)
+static void gather(const cli_sweep_args_t *a, int *fds, int jobs, int runs,
+                   cli_sweep_row_t *rows, double t0)
 {
     struct pollfd pfd[256];
     int open = jobs, got = 0;
@@ -410,15 +441,15 @@ static void gather(const sweep_args_t *a, int *fds, int jobs, int runs,
                 open--;
                 continue;
             }
-            if (msg.c >= 0 && msg.c < ncombos(a))
+            if (msg.c >= 0 && msg.c < cli_sweep_ncombos(a))
                 rows[msg.c] = msg.row;
             progress(a, ++got, runs, t0);
         }
     }
 }
 
-static int spawn(const sweep_args_t *a, const plan_t *plan, int jobs, int runs,
-                 sweep_row_t *rows, double t0)
+static int spawn(const cli_sweep_args_t *a, const plan_t *plan, int jobs,
+                 int runs, cli_sweep_row_t *rows, double t0)
 {
     int fds[256];
     pid_t pids[256];
@@ -443,14 +474,16 @@ static int spawn(const sweep_args_t *a, const plan_t *plan, int jobs, int runs,
     return 0;
 }
 
-static int run_all(const sweep_args_t *a, sweep_row_t *rows, int *nruns)
+static int run_all(cli_sweep_args_t *a, cli_sweep_row_t *rows, int *nruns,
+                   int *current)
 {
-    int total = ncombos(a), jobs = a->jobs > 0 ? a->jobs : 1, runs = 0;
+    int total = cli_sweep_ncombos(a), jobs = a->jobs > 0 ? a->jobs : 1,
+        runs = 0;
     double t0 = now_s();
     plan_t *plan = calloc((size_t)total, sizeof(plan_t));
     if (!plan)
         return 2;
-    make_plan(a, plan, jobs > total ? total : jobs);
+    make_plan(a, plan, jobs > total ? total : jobs, current);
     for (int c = 0; c < total; c++)
         runs += plan[c].same_as < 0;
     jobs = jobs > runs ? runs : jobs;
@@ -472,145 +505,7 @@ static int run_all(const sweep_args_t *a, sweep_row_t *rows, int *nruns)
     return rc;
 }
 
-static int row_ok(const sweep_row_t *r)
-{
-    return r->done && r->rc == 0 && r->status == HERD_OK;
-}
-
-static int best_row(const sweep_row_t *rows, int n)
-{
-    int best = -1;
-    for (int c = 0; c < n; c++)
-        if (row_ok(&rows[c]) &&
-            (best < 0 || rows[c].step_s < rows[best].step_s))
-            best = c;
-    return best;
-}
-
-static const char *short_key(const char *key)
-{
-    const char *dot = strrchr(key, '.');
-    return dot ? dot + 1 : key;
-}
-
-static void print_table(const sweep_args_t *a, const sweep_row_t *rows,
-                        int best)
-{
-    int ddp = 0;
-    for (int c = 0; c < ncombos(a); c++)
-        ddp |= rows[c].ddp;
-    printf("  ");
-    for (int ax = 0; ax < a->naxes; ax++)
-        printf("%16s", short_key(a->axes[ax].key));
-    if (ddp)
-        printf(" %8s %10s %11s %10s %8s", "buckets", "step_ms", "exposed_ms",
-               "comm_ms", "overlap");
-    else
-        printf(" %12s", "time_ms");
-    printf("  %s\n", "status");
-    for (int c = 0; c < ncombos(a); c++) {
-        const sweep_row_t *r = &rows[c];
-        printf("%c ", c == best ? '*' : ' ');
-        for (int ax = 0; ax < a->naxes; ax++)
-            printf("%16s", a->axes[ax].vals[value_of(a, c, ax)]);
-        if (ddp)
-            printf(" %8ld %10.3f %11.3f %10.3f %7.1f%%", r->buckets,
-                   r->step_s * 1e3, r->exposed_s * 1e3, r->comm_s * 1e3,
-                   r->overlap * 100);
-        else
-            printf(" %12.3f", r->step_s * 1e3);
-        printf("  %s\n", r->rc       ? "bad input"
-                         : r->status ? herd_status_string(r->status)
-                                     : "ok");
-    }
-}
-
-/* The combination's values as "key=v, key=w". */
-static void combo_text(const sweep_args_t *a, int c, char *buf, size_t len)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int ax = 0; ax < a->naxes && o < len; ax++)
-        o += (size_t)snprintf(buf + o, len - o, "%s%s=%s", ax ? ", " : "",
-                              a->axes[ax].key,
-                              a->axes[ax].vals[value_of(a, c, ax)]);
-}
-
-static void recommend(const sweep_args_t *a, const sweep_row_t *rows, int best)
-{
-    char what[512];
-    if (best < 0) {
-        printf("recommendation: none (no run completed)\n");
-        return;
-    }
-    int worst = best;
-    for (int c = 0; c < ncombos(a); c++)
-        if (row_ok(&rows[c]) && rows[c].step_s > rows[worst].step_s)
-            worst = c;
-    combo_text(a, best, what, sizeof(what));
-    const sweep_row_t *b = &rows[best], *w = &rows[worst];
-    printf("recommendation: %s: %s %.3f ms", what, b->ddp ? "step" : "time",
-           b->step_s * 1e3);
-    if (b->ddp)
-        printf(", exposed communication %.3f ms, overlap %.0f%%",
-               b->exposed_s * 1e3, b->overlap * 100);
-    if (worst != best) {
-        combo_text(a, worst, what, sizeof(what));
-        printf(" (%.1f%% faster than the slowest, %s)",
-               100.0 * (w->step_s - b->step_s) / w->step_s, what);
-    }
-    printf("\n");
-}
-
-/* One numeric axis: DIR/sweep.tsv sorted by value, and the plot. */
-static int write_plot(const sweep_args_t *a, const sweep_row_t *rows, int best)
-{
-    const axis_t *ax = &a->axes[0];
-    double x[SWEEP_MAX_VALUES];
-    int order[SWEEP_MAX_VALUES];
-    if (a->naxes != 1 || best < 0)
-        return 0;
-    for (int i = 0; i < ax->n; i++) {
-        if (cli_parse_double(ax->vals[i], &x[i]))
-            return 0; /* not numeric: table only */
-        order[i] = i;
-        for (int j = i; j > 0 && x[order[j]] < x[order[j - 1]]; j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    }
-    const char *dir = a->out ? a->out : "sweep-out";
-    char tsv[4096], prefix[4096], bx[32], by[32], title[512];
-    if (cli_sim_mkdir("sweep", dir))
-        return 2;
-    snprintf(tsv, sizeof(tsv), "%s/sweep.tsv", dir);
-    snprintf(prefix, sizeof(prefix), "%s/sweep", dir);
-    FILE *f = fopen(tsv, "w");
-    if (!f)
-        return cli_usage_error("sweep", "cannot write %s", tsv);
-    fprintf(f, "%s\tstep_ms\texposed_ms\tcomm_ms\toverlap\tbuckets\n", ax->key);
-    for (int i = 0; i < ax->n; i++) {
-        const sweep_row_t *r = &rows[order[i]];
-        if (row_ok(r))
-            fprintf(f, "%g\t%.6f\t%.6f\t%.6f\t%.4f\t%ld\n", x[order[i]],
-                    r->step_s * 1e3, r->exposed_s * 1e3, r->comm_s * 1e3,
-                    r->overlap, r->buckets);
-    }
-    fclose(f);
-    printf("wrote %s\n", tsv);
-    if (a->no_plot)
-        return 0;
-    snprintf(bx, sizeof(bx), "%g", x[best]);
-    snprintf(by, sizeof(by), "%.6f", rows[best].step_s * 1e3);
-    snprintf(title, sizeof(title), "%s: predicted step time vs %s", a->scenario,
-             ax->key);
-    int logx = x[order[0]] > 0 && x[order[ax->n - 1]] / x[order[0]] >= 16;
-    const char *args[] = {tsv, prefix, title, ax->key, bx, by, "log"};
-    return cli_sim_plot("sweep", "ddp_sweep.gp", args, logx ? 7 : 6);
-}
-
-static void free_args(sweep_args_t *a)
+static void free_args(cli_sweep_args_t *a)
 {
     for (int i = 0; i < a->nstorage; i++)
         free(a->storage[i]);
@@ -620,32 +515,30 @@ int cli_sweep_main(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv, usage))
         return 0;
-    sweep_args_t *a = calloc(1, sizeof(*a));
+    cli_sweep_args_t *a = calloc(1, sizeof(*a));
     if (!a)
         return 2;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     a->jobs = cpus > 0 ? (int)cpus : 1;
+    a->tolerance = SWEEP_DEFAULT_TOLERANCE;
     int rc = parse_args(argc, argv, a);
-    sweep_row_t *rows = NULL;
-    if (!rc && !(rows = calloc((size_t)ncombos(a), sizeof(*rows))))
+    cli_sweep_row_t *rows = NULL;
+    if (!rc && !(rows = calloc((size_t)cli_sweep_ncombos(a), sizeof(*rows))))
         rc = 2;
     double t0 = now_s();
-    int runs = 0;
+    int runs = 0, current = -1;
     if (!rc)
-        rc = run_all(a, rows, &runs);
+        rc = run_all(a, rows, &runs, &current);
     if (!rc) {
-        int best = best_row(rows, ncombos(a));
-        if (runs < ncombos(a))
+        if (runs < cli_sweep_ncombos(a))
             printf("sweep of %s: %d runs (%d simulated, the others share "
                    "a bucket layout) in %.2f s\n",
-                   a->scenario, ncombos(a), runs, now_s() - t0);
+                   a->scenario, cli_sweep_ncombos(a), runs, now_s() - t0);
         else
-            printf("sweep of %s: %d runs in %.2f s\n", a->scenario, ncombos(a),
-                   now_s() - t0);
-        print_table(a, rows, best);
-        recommend(a, rows, best);
-        rc = write_plot(a, rows, best);
-        for (int c = 0; !rc && c < ncombos(a); c++)
+            printf("sweep of %s: %d runs in %.2f s\n", a->scenario,
+                   cli_sweep_ncombos(a), now_s() - t0);
+        rc = cli_sweep_report(a, rows, current);
+        for (int c = 0; !rc && c < cli_sweep_ncombos(a); c++)
             rc = rows[c].rc ? 2 : rows[c].done ? 0 : 1;
     }
     free(rows);

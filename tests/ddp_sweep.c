@@ -1,8 +1,9 @@
 /* tests/ddp_sweep.c - `herd sweep`: a bucket_cap_mb sweep of gpt2_small
  * on 4 x 8 GPUs prints a table with the best row marked, a
- * recommendation, a TSV and a plot, and shows the trade-off (the smallest
- * and the largest buckets are both slower than the best); any scenario key
- * can be swept, several keys give their cross product; bad input fails
+ * recommendation (the scenario's own value when it is within the
+ * tolerance of the best), a TSV and a plot, and shows the trade-off (the
+ * smallest and the largest buckets are both slower than the best); any scenario
+ * key can be swept, several keys give their cross product; bad input fails
  * cleanly. */
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +55,12 @@ START_TEST(test_bucket_cap_tradeoff)
         sweep("--set ddp.bucket_cap_mb=1,2,5,10,25,50,100 --jobs 2", 0, dir);
     ck_assert_ptr_nonnull(strstr(out, "sweep of"));
     ck_assert_ptr_nonnull(strstr(out, "\n* "));
-    ck_assert_ptr_nonnull(strstr(out, "recommendation: ddp.bucket_cap_mb="));
+    ck_assert_ptr_nonnull(strstr(out, "recommendation: "));
     ck_assert_ptr_nonnull(strstr(out, "[####"));
-    /* read the best value from the recommendation */
-    const char *rec = strstr(out, "recommendation: ddp.bucket_cap_mb=");
+    /* read the best value from the row marked * */
+    const char *row = strstr(out, "\n* ");
     char best[32];
-    ck_assert_int_eq(
-        sscanf(rec, "recommendation: ddp.bucket_cap_mb=%31[^:]", best), 1);
+    ck_assert_int_eq(sscanf(row, "\n* %31s", best), 1);
     double s_best = tsv_value(dir, best, 1);
     double s1 = tsv_value(dir, "1", 1), s100 = tsv_value(dir, "100", 1);
     double e_best = tsv_value(dir, best, 2), e100 = tsv_value(dir, "100", 2);
@@ -70,6 +70,56 @@ START_TEST(test_bucket_cap_tradeoff)
     ck_assert_double_gt(s100, s_best);
     ck_assert_double_gt(e100, e_best);
     ck_assert_double_gt(tsv_value(dir, "1", 5), tsv_value(dir, "100", 5));
+    free(out);
+}
+END_TEST
+
+/* The values within the tolerance of the best are marked (table, TSV)
+ * and, as the scenario's own value (25) is among them by default, the
+ * recommendation keeps it; with no tolerance it names the best. */
+START_TEST(test_tolerance)
+{
+    static const char *const vals[] = {"1", "5", "25", "100"};
+    const double tols[] = {2, 0};
+    for (int k = 0; k < 2; k++) {
+        char dir[1024], args[128];
+        snprintf(args, sizeof(args),
+                 "--set ddp.bucket_cap_mb=1,5,25,100 %s --jobs 1",
+                 k ? "--tolerance 0" : "");
+        char *out = sweep(args, 0, dir);
+        double best = 1e300, step[4];
+        for (int i = 0; i < 4; i++) {
+            step[i] = tsv_value(dir, vals[i], 1);
+            best = step[i] < best ? step[i] : best;
+        }
+        int best_i = 0, cur_in = 0;
+        for (int i = 0; i < 4; i++) {
+            int in = step[i] <= best * (1 + tols[k] / 100);
+            ck_assert_msg((int)tsv_value(dir, vals[i], 6) == in,
+                          "%s: within %d\n%s", vals[i], in, out);
+            best_i = step[i] == best ? i : best_i;
+            cur_in |= in && i == 2;
+        }
+        ck_assert_msg(strstr(out, " ok (the scenario's value)\n"), "%s", out);
+        char want[256];
+        snprintf(want, sizeof(want), "* best, = within %g%% of the best",
+                 tols[k]);
+        ck_assert_msg(strstr(out, want), "%s", out);
+        if (k == 0) /* the 4-node case: 25 MiB is within 2 % */
+            ck_assert_msg(cur_in, "%s", out);
+        if (cur_in)
+            snprintf(want, sizeof(want),
+                     "recommendation: keep ddp.bucket_cap_mb=25 (the "
+                     "scenario's value)");
+        else
+            snprintf(want, sizeof(want),
+                     "recommendation: ddp.bucket_cap_mb=%s: step %.3f ms",
+                     vals[best_i], best);
+        ck_assert_msg(strstr(out, want), "want '%s' in\n%s", want, out);
+        free(out);
+    }
+    char *out = sweep("--set ddp.bucket_cap_mb=1,5 --tolerance -1", 2, NULL);
+    ck_assert_msg(strstr(out, "--tolerance '-1'"), "%s", out);
     free(out);
 }
 END_TEST
@@ -107,6 +157,7 @@ int main(void)
     TCase *tc = tcase_create("sweep");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_bucket_cap_tradeoff);
+    tcase_add_test(tc, test_tolerance);
     tcase_add_test(tc, test_any_key_cross_product);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);

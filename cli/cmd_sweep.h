@@ -1,0 +1,53 @@
+/* cli/cmd_sweep.h - the pieces of `herd sweep`: the parsed arguments and
+ * one row of results per combination of swept values (cmd_sweep.c parses,
+ * plans and runs them in worker processes), and the report of a finished
+ * sweep (cmd_sweep_report.c: the table, the values within a tolerance of
+ * the best, the recommendation, the TSV and the plot). */
+#ifndef HERD_CLI_SWEEP_H
+#define HERD_CLI_SWEEP_H
+
+#include <herd/herd.h>
+
+#define SWEEP_MAX_AXES 4
+#define SWEEP_MAX_VALUES 64
+#define SWEEP_MAX_SETS 64
+#define SWEEP_DEFAULT_TOLERANCE 2.0 /* percent */
+
+typedef struct cli_sweep_axis {
+    char key[128];
+    char *vals[SWEEP_MAX_VALUES];
+    int n;
+} cli_sweep_axis_t;
+
+typedef struct cli_sweep_args {
+    const char *scenario, *out;
+    char name[128]; /* the scenario's name, for titles */
+    char *fixed[SWEEP_MAX_SETS];
+    int nfixed;
+    cli_sweep_axis_t axes[SWEEP_MAX_AXES];
+    int naxes, jobs, no_plot, quiet;
+    double tolerance;              /* percent of the best step time */
+    char *storage[SWEEP_MAX_SETS]; /* strdup'd value lists */
+    int nstorage;
+} cli_sweep_args_t;
+
+/* One run's numbers, passed back from a worker through a pipe. */
+typedef struct cli_sweep_row {
+    int done, rc, ddp;
+    herd_status_t status;
+    double step_s, exposed_s, comm_s, overlap, wall_s;
+    long buckets;
+} cli_sweep_row_t;
+
+/* Combinations of the swept values (the cross product). */
+int cli_sweep_ncombos(const cli_sweep_args_t *a);
+/* Value index of axis `ax` in combination `c` (last axis fastest). */
+int cli_sweep_value_of(const cli_sweep_args_t *a, int c, int ax);
+
+/* Print the table and the recommendation, write DIR/sweep.tsv and the
+ * plot. `current` is the combination that equals the scenario as given
+ * (its own values), -1 when none does. Returns 0 or an exit code. */
+int cli_sweep_report(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                     int current);
+
+#endif

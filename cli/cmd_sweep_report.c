@@ -1,0 +1,229 @@
+/* cli/cmd_sweep_report.c - the report of a finished `herd sweep`: the
+ * table (best row marked *, rows within the tolerance of the best marked
+ * =, the scenario's own value named), the set of values within the
+ * tolerance, a recommendation, DIR/sweep.tsv and the plot
+ * (plots/ddp_sweep.gp).
+ *
+ * Values within the tolerance (default 2 %) of the best are ties: the
+ * simulator's gain between them is smaller than what a real cluster's
+ * noise and the model's error can tell apart. So when the scenario's own
+ * value is among them the recommendation is to keep it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cmd_sim.h"
+#include "cli/cmd_sweep.h"
+
+static int row_ok(const cli_sweep_row_t *r)
+{
+    return r->done && r->rc == 0 && r->status == HERD_OK;
+}
+
+static int best_row(const cli_sweep_row_t *rows, int n)
+{
+    int best = -1;
+    for (int c = 0; c < n; c++)
+        if (row_ok(&rows[c]) &&
+            (best < 0 || rows[c].step_s < rows[best].step_s))
+            best = c;
+    return best;
+}
+
+/* Within the tolerance of the best (the best itself included). */
+static int within(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                  int best, int c)
+{
+    return best >= 0 && row_ok(&rows[c]) &&
+           rows[c].step_s <= rows[best].step_s * (1 + a->tolerance / 100);
+}
+
+static const char *short_key(const char *key)
+{
+    const char *dot = strrchr(key, '.');
+    return dot ? dot + 1 : key;
+}
+
+static void print_table(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                        int best, int current)
+{
+    int ddp = 0, n = cli_sweep_ncombos(a);
+    for (int c = 0; c < n; c++)
+        ddp |= rows[c].ddp;
+    printf("  ");
+    for (int ax = 0; ax < a->naxes; ax++)
+        printf("%16s", short_key(a->axes[ax].key));
+    if (ddp)
+        printf(" %8s %10s %11s %10s %8s", "buckets", "step_ms", "exposed_ms",
+               "comm_ms", "overlap");
+    else
+        printf(" %12s", "time_ms");
+    printf(" %8s  %s\n", "vs_best", "status");
+    for (int c = 0; c < n; c++) {
+        const cli_sweep_row_t *r = &rows[c];
+        printf("%c ", c == best ? '*' : within(a, rows, best, c) ? '=' : ' ');
+        for (int ax = 0; ax < a->naxes; ax++)
+            printf("%16s", a->axes[ax].vals[cli_sweep_value_of(a, c, ax)]);
+        if (ddp)
+            printf(" %8ld %10.3f %11.3f %10.3f %7.1f%%", r->buckets,
+                   r->step_s * 1e3, r->exposed_s * 1e3, r->comm_s * 1e3,
+                   r->overlap * 100);
+        else
+            printf(" %12.3f", r->step_s * 1e3);
+        if (c == best)
+            printf(" %8s", "best");
+        else if (best >= 0 && row_ok(r))
+            printf(" %+7.1f%%",
+                   100 * (r->step_s - rows[best].step_s) / rows[best].step_s);
+        else
+            printf(" %8s", "-");
+        printf("  %s%s\n",
+               r->rc       ? "bad input"
+               : r->status ? herd_status_string(r->status)
+                           : "ok",
+               c == current ? " (the scenario's value)" : "");
+    }
+    printf("* best, = within %g%% of the best (--tolerance)\n", a->tolerance);
+}
+
+/* The combination's values as "key=v, key=w". */
+static void combo_text(const cli_sweep_args_t *a, int c, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int ax = 0; ax < a->naxes && o < len; ax++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s=%s", ax ? ", " : "",
+                              a->axes[ax].key,
+                              a->axes[ax].vals[cli_sweep_value_of(a, c, ax)]);
+}
+
+/* "within 2% of the best: k=v, k=w (the scenario's)" */
+static void print_ties(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                       int best, int current)
+{
+    char what[512];
+    printf("within %g%% of the best (%.3f ms):", a->tolerance,
+           rows[best].step_s * 1e3);
+    for (int c = 0, k = 0; c < cli_sweep_ncombos(a); c++)
+        if (within(a, rows, best, c)) {
+            combo_text(a, c, what, sizeof(what));
+            printf("%s %s%s", k++ ? "," : "", what,
+                   c == current ? " (the scenario's)" : "");
+        }
+    printf("\n");
+}
+
+static void recommend(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                      int best, int current)
+{
+    char what[512], other[512];
+    if (best < 0) {
+        printf("recommendation: none (no run completed)\n");
+        return;
+    }
+    print_ties(a, rows, best, current);
+    const cli_sweep_row_t *b = &rows[best];
+    const char *measure = b->ddp ? "step" : "time";
+    combo_text(a, best, other, sizeof(other));
+    if (current >= 0 && within(a, rows, best, current)) {
+        const cli_sweep_row_t *r = &rows[current];
+        combo_text(a, current, what, sizeof(what));
+        printf("recommendation: keep %s (the scenario's value): %s %.3f ms",
+               what, measure, r->step_s * 1e3);
+        if (current == best)
+            printf(", the best\n");
+        else
+            printf(", %.1f%% slower than the best (%s, %.3f ms), within the "
+                   "%g%% tolerance\n",
+                   100 * (r->step_s - b->step_s) / b->step_s, other,
+                   b->step_s * 1e3, a->tolerance);
+        return;
+    }
+    printf("recommendation: %s: %s %.3f ms", other, measure, b->step_s * 1e3);
+    if (b->ddp)
+        printf(", exposed communication %.3f ms, overlap %.0f%%",
+               b->exposed_s * 1e3, b->overlap * 100);
+    int worst = best;
+    for (int c = 0; c < cli_sweep_ncombos(a); c++)
+        if (row_ok(&rows[c]) && rows[c].step_s > rows[worst].step_s)
+            worst = c;
+    int than = current >= 0 && row_ok(&rows[current]) ? current : worst;
+    if (than != best) {
+        combo_text(a, than, what, sizeof(what));
+        printf(" (%.1f%% faster than %s, %s)",
+               100 * (rows[than].step_s - b->step_s) / rows[than].step_s,
+               than == current ? "the scenario's value" : "the slowest", what);
+    }
+    printf("\n");
+}
+
+/* One numeric axis: DIR/sweep.tsv sorted by value, and the plot with the
+ * best value, the tolerance band and the scenario's value marked. */
+static int write_plot(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                      int best, int current)
+{
+    const cli_sweep_axis_t *ax = &a->axes[0];
+    double x[SWEEP_MAX_VALUES];
+    int order[SWEEP_MAX_VALUES];
+    if (a->naxes != 1 || best < 0)
+        return 0;
+    for (int i = 0; i < ax->n; i++) {
+        if (cli_parse_double(ax->vals[i], &x[i]))
+            return 0; /* not numeric: table only */
+        order[i] = i;
+        for (int j = i; j > 0 && x[order[j]] < x[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    }
+    const char *dir = a->out ? a->out : "sweep-out";
+    char tsv[4096], prefix[4096], bx[32], by[32], tol[32], cx[32], title[512];
+    if (cli_sim_mkdir("sweep", dir))
+        return 2;
+    snprintf(tsv, sizeof(tsv), "%s/sweep.tsv", dir);
+    snprintf(prefix, sizeof(prefix), "%s/sweep", dir);
+    FILE *f = fopen(tsv, "w");
+    if (!f)
+        return cli_usage_error("sweep", "cannot write %s", tsv);
+    fprintf(f, "%s\tstep_ms\texposed_ms\tcomm_ms\toverlap\tbuckets\twithin\n",
+            ax->key);
+    for (int i = 0; i < ax->n; i++) {
+        const cli_sweep_row_t *r = &rows[order[i]];
+        if (row_ok(r))
+            fprintf(f, "%g\t%.6f\t%.6f\t%.6f\t%.4f\t%ld\t%d\n", x[order[i]],
+                    r->step_s * 1e3, r->exposed_s * 1e3, r->comm_s * 1e3,
+                    r->overlap, r->buckets, within(a, rows, best, order[i]));
+    }
+    fclose(f);
+    printf("wrote %s\n", tsv);
+    if (a->no_plot)
+        return 0;
+    snprintf(bx, sizeof(bx), "%g", x[best]);
+    snprintf(by, sizeof(by), "%.6f", rows[best].step_s * 1e3);
+    snprintf(tol, sizeof(tol), "%g", a->tolerance);
+    snprintf(cx, sizeof(cx), "%g", current >= 0 ? x[current] : 0);
+    snprintf(title, sizeof(title), "%s: predicted step time vs %s", a->name,
+             ax->key);
+    int logx = x[order[0]] > 0 && x[order[ax->n - 1]] / x[order[0]] >= 16;
+    const char *args[] = {tsv,
+                          prefix,
+                          title,
+                          ax->key,
+                          bx,
+                          by,
+                          tol,
+                          current >= 0 ? cx : "-",
+                          logx ? "log" : "lin"};
+    return cli_sim_plot("sweep", "ddp_sweep.gp", args, 9);
+}
+
+int cli_sweep_report(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                     int current)
+{
+    int best = best_row(rows, cli_sweep_ncombos(a));
+    print_table(a, rows, best, current);
+    recommend(a, rows, best, current);
+    return write_plot(a, rows, best, current);
+}
