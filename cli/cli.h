@@ -54,6 +54,33 @@ int cli_parse_rate(const char *s, double *bits_per_s);
  * exist and returns 2. */
 int cli_engine_resolve(const char *cmd, const char *name, const char **engine);
 
+/* The file formats herd reads, and foreign ones it recognises to say what
+ * a wrong file is (cli_format.c). */
+typedef enum cli_format {
+    CLI_FMT_UNREADABLE,
+    CLI_FMT_NOT_JSON,
+    CLI_FMT_GZIP,
+    CLI_FMT_SCENARIO, /* by name: .yaml / .yml */
+    CLI_FMT_TRACE,
+    CLI_FMT_TIMELINE,
+    CLI_FMT_MODEL,
+    CLI_FMT_READY_ORDER,
+    CLI_FMT_FLIGHT,
+    CLI_FMT_PROFILER, /* PyTorch profiler (Kineto) trace */
+    CLI_FMT_CHROME,   /* another tool's Chrome trace */
+    CLI_FMT_OTHER_JSON,
+    CLI_FMT_COUNT
+} cli_format_t;
+
+/* What `path` holds, from its content (YAML scenarios by extension). */
+cli_format_t cli_format_sniff(const char *path);
+/* "herd timeline (herd-timeline Chrome trace JSON)" and so on. */
+const char *cli_format_name(cli_format_t format);
+/* 0 when `path` is of format `want` (or unreadable / not JSON: the reader
+ * then says where); otherwise prints "herd CMD: PATH: expected a ...,
+ * found a ..." (with a hint) and returns 2. */
+int cli_format_expect(const char *cmd, const char *path, cli_format_t want);
+
 /* Directory of the gnuplot scripts (source tree or installed). */
 const char *cli_plots_dir(void);
 

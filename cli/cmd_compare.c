@@ -18,13 +18,17 @@ static const char usage[] =
     "|predicted - measured| / measured, the median signed error, and the\n"
     "end-to-end error; writes DIR/compare.tsv and DIR/compare.png/.svg\n"
     "(predicted against measured, with y = x). Default DIR: out/compare.\n"
-    "Exit: 0 ok, 2 bad usage or input.\n";
+    "A file that is not a herd timeline (a PyTorch profiler trace: convert\n"
+    "it with herd import) is refused, naming what it is.\n"
+    "Exit: 0 ok, 1 no op matched, 2 bad usage or input.\n";
 
 /* Read one timeline, or append another file's records to *tl. */
 static int cmp_read(const char *path, trace_timeline_t **tl)
 {
     char err[1024];
     trace_timeline_t *t = NULL;
+    if (cli_format_expect("compare", path, CLI_FMT_TIMELINE))
+        return 2;
     if (trace_timeline_read_chrome(path, &t, err, sizeof(err))) {
         fprintf(stderr, "herd compare: %s\n", err);
         return 2;
@@ -58,7 +62,7 @@ static int cmp_run(const char *pred_path, trace_timeline_t *pred,
     if (c.matched == 0) {
         fprintf(stderr, "herd compare: no op matched: are these timelines "
                         "of the same trace?\n");
-        return 2;
+        return 1;
     }
     printf("wrote:\n  %s\n", tsv);
     snprintf(title, sizeof(title), "predicted (%s) vs measured", pred_path);

@@ -19,7 +19,9 @@ static const char usage[] =
     "Reads timelines (Chrome JSON, any engine; one file per rank or one for\n"
     "all) of a DDP job and prints the same report as `herd ddp run`.\n"
     "SCENARIO and --set describe the job (model, bucket_cap_mb, world\n"
-    "size, ...) as they did for the run that wrote the trace.\n";
+    "size, ...) as they did for the run that wrote the trace. A file that\n"
+    "is not a herd timeline is refused, naming what it is; timelines with\n"
+    "no DDP step are an error (exit 1).\n";
 
 typedef struct report_args {
     const char *scenario, *json;
@@ -60,6 +62,8 @@ static int feed(const char *path, ddp_collect_t *col)
 {
     char err[1024];
     trace_timeline_t *tl = NULL;
+    if (cli_format_expect("ddp report", path, CLI_FMT_TIMELINE))
+        return 2;
     if (trace_timeline_read_chrome(path, &tl, err, sizeof(err)) != HERD_OK)
         return cli_usage_error("ddp report", "%s", err);
     const herd_tl_rec_t *recs = trace_timeline_recs(tl);
@@ -110,6 +114,17 @@ int cli_ddp_report_main(int argc, char **argv)
         rc = 2;
     for (int i = 0; !rc && i < a.nfrom; i++)
         rc = feed(a.from[i], col);
+    ddp_summary_t sum;
+    if (!rc) {
+        ddp_collect_summary(col, &sum);
+        if (sum.iters == 0) {
+            fprintf(stderr, "herd ddp report: no DDP step in the timelines "
+                            "(no \"step\" marks): give the timelines of a "
+                            "DDP job (herd replay of a herd ddp run --trace, "
+                            "or herd import of its profiler traces)\n");
+            rc = 1;
+        }
+    }
     if (!rc)
         rc = print_report(&a, col);
     ddp_collect_destroy(col);

@@ -83,7 +83,9 @@ START_TEST(test_sim_straggler)
     /* the effective scenario is recorded and loads again */
     snprintf(path, sizeof(path), "%s/scenario.yaml", dir);
     char *chk = run("%s check %s%s", path, "", &rc);
-    ck_assert_msg(rc == 0 && strstr(chk, "ok (scenario, 16 ranks)"), "%s", chk);
+    ck_assert_msg(rc == 0 &&
+                      strstr(chk, "ok (scenario, 16 ranks; name straggler)"),
+                  "%s", chk);
     free(chk);
     if (strstr(out, "gantt.png")) {
         snprintf(path, sizeof(path), "%s/gantt.png", dir);
@@ -141,7 +143,9 @@ START_TEST(test_check)
     char *out = run("%s check scenarios/straggler.yaml "
                     "scenarios/traces/dp-steps.json%s%s",
                     "", "", &rc);
-    ck_assert_msg(rc == 0 && strstr(out, "ok (scenario, 16 ranks)"), "%s", out);
+    ck_assert_msg(rc == 0 &&
+                      strstr(out, "ok (scenario, 16 ranks; name straggler)"),
+                  "%s", out);
     free(out);
     char *dir = tu_tmpdir(), path[1024];
     snprintf(path, sizeof(path), "%s/bad.yaml", dir);
