@@ -153,6 +153,20 @@ int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
         fprintf(stderr, "herd %s: %s\n", cmd, err);
         return 2;
     }
+    /* a model without compute predicts communication alone: say so, once
+     * per process (a sweep builds many jobs); measured timelines (ddp
+     * report) need none */
+    static int warned;
+    if (!ddp_model_has_compute(&(*out)->model) && strcmp(cmd, "ddp report") &&
+        !warned++)
+        fprintf(stderr,
+                "herd %s: WARNING: model '%s' has no compute (no forward, "
+                "backward or optimizer time): every step simulates zero "
+                "compute, so step times are communication alone. Give the "
+                "model a \"compute\" section (docs/ddp.md), or measure it: "
+                "herd import (a profiler trace) or python3 -m herd_torch "
+                "export.\n",
+                cmd, (*out)->model.name ? (*out)->model.name : cfg.model);
     return 0;
 }
 

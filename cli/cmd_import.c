@@ -189,6 +189,18 @@ static int imp_read(imp_job_t *j)
             fprintf(stderr, "herd import: %s\n", err);
             return 2;
         }
+        size_t ncoll = 0;
+        for (size_t k = 0; k < j->steps[i].n; k++)
+            ncoll += j->steps[i].s[k].ncolls;
+        if (!ncoll) {
+            fprintf(stderr,
+                    "herd import: %s: %zu step(s) but no collectives in "
+                    "them (expected c10d::allreduce_ ..., gloo:all_reduce "
+                    "..., record_param_comms or ncclKernel_* events): not "
+                    "a distributed job, or the profiler missed them\n",
+                    j->ranks[i].path, j->steps[i].n);
+            return 2;
+        }
     }
     return 0;
 }

@@ -636,7 +636,7 @@ herd_status_t kineto_read(const char *path, int rank_hint, kineto_rank_t *out,
         st = HERD_ERR_NO_MEMORY;
         goto cleanup;
     }
-    root = json_loadb(buf, len, 0, &je);
+    root = json_loadb(buf, len, JSON_DECODE_ANY, &je);
     if (!root) {
         st = kfail(err, errlen, HERD_ERR_PARSE,
                    "%s:%d:%d: not JSON (%s): expected a PyTorch profiler "

@@ -27,12 +27,14 @@ static int same_ops(const trace_t *a, const trace_t *b)
     return 1;
 }
 
-/* Copy op `src` of `from` (strings and async ids re-interned) into t. */
+/* Copy op `src` of `from` (strings and async ids re-interned, group
+ * renumbered by gmap) into t. */
 static herd_status_t copy_op(trace_t *t, const trace_t *from,
-                             const trace_op_t *src)
+                             const trace_op_t *src, const uint16_t *gmap)
 {
     trace_op_t op = *src;
     herd_status_t st = HERD_OK;
+    op.group = src->group ? gmap[src->group] : 0;
     if (src->label != TRACE_NONE)
         st = trace_intern(t, trace_string(from, src->label), &op.label);
     if (st == HERD_OK && src->async != TRACE_NONE)
@@ -40,26 +42,39 @@ static herd_status_t copy_op(trace_t *t, const trace_t *from,
     return st == HERD_OK ? trace_add_op(t, &op) : st;
 }
 
+/* The process groups the ops use (not the world), in order of the
+ * rank's pg_config; gmap[g + 1] = the trace's group number. */
 static herd_status_t add_groups(trace_t *t, const kineto_rank_t *r,
-                                int world_size, char *err, size_t errlen)
+                                trace_t *const *per, size_t n, int world_size,
+                                uint16_t *gmap, char *err, size_t errlen)
 {
     for (int g = 0; g < r->ngroups; g++) {
+        int used = 0;
+        for (size_t i = 0; i < n && !used; i++)
+            for (uint32_t k = 0; k < per[i]->nops && !used; k++)
+                used = per[i]->ops[k].group == g + 1;
+        if (!used)
+            continue;
         const kineto_group_t *grp = &r->groups[g];
-        int32_t ranks[4096];
-        int n = grp->n < 4096 ? grp->n : 4096;
-        for (int k = 0; k < n; k++) {
+        int32_t *ranks = calloc((size_t)grp->n + 1, sizeof(int32_t));
+        if (!ranks)
+            return HERD_ERR_NO_MEMORY;
+        for (int k = 0; k < grp->n; k++) {
             if (grp->ranks[k] < 0 || grp->ranks[k] >= world_size) {
                 snprintf(err, errlen,
                          "%s: process group '%s' names rank %d, outside the "
                          "world of %d",
                          r->path, grp->name, grp->ranks[k], world_size);
+                free(ranks);
                 return HERD_ERR_PARSE;
             }
             ranks[k] = grp->ranks[k];
         }
-        herd_status_t st = trace_add_group(t, ranks, (uint32_t)n);
+        herd_status_t st = trace_add_group(t, ranks, (uint32_t)grp->n);
+        free(ranks);
         if (st != HERD_OK)
             return st;
+        gmap[g + 1] = (uint16_t)t->ngroups;
     }
     return HERD_OK;
 }
@@ -83,12 +98,18 @@ herd_status_t kineto_build_trace(const kineto_rank_t *ranks,
         t->name = strdup(name ? name : "imported");
         st = t->name ? HERD_OK : HERD_ERR_NO_MEMORY;
     }
+    int most = 0; /* groups are global; size the map for any rank's */
+    for (size_t i = 0; i < n; i++)
+        most = ranks[i].ngroups > most ? ranks[i].ngroups : most;
+    uint16_t *gmap = calloc((size_t)most + 2, sizeof(uint16_t));
+    if (st == HERD_OK && !gmap)
+        st = HERD_ERR_NO_MEMORY;
     if (st == HERD_OK && n)
-        st = add_groups(t, &ranks[0], world_size, err, errlen);
+        st = add_groups(t, &ranks[0], per, n, world_size, gmap, err, errlen);
     /* the reference rank's ops, other ranks' durations as variants */
     const trace_t *ref = n ? per[0] : NULL;
     for (uint32_t i = 0; ref && i < ref->nops && st == HERD_OK; i++) {
-        st = copy_op(t, ref, &ref->ops[i]);
+        st = copy_op(t, ref, &ref->ops[i], gmap);
         for (size_t r = 1; r < n && st == HERD_OK; r++) {
             if (!same_ops(ref, per[r]) || ranks[r].rank >= world_size ||
                 per[r]->ops[i].dur_ns == ref->ops[i].dur_ns)
@@ -107,7 +128,7 @@ herd_status_t kineto_build_trace(const kineto_rank_t *ranks,
             continue;
         st = trace_begin_rank_list(t, ranks[r].rank);
         for (uint32_t i = 0; i < per[r]->nops && st == HERD_OK; i++)
-            st = copy_op(t, per[r], &per[r]->ops[i]);
+            st = copy_op(t, per[r], &per[r]->ops[i], gmap);
         trace_end_rank_list(t);
     }
     if (st == HERD_OK)
@@ -115,6 +136,7 @@ herd_status_t kineto_build_trace(const kineto_rank_t *ranks,
     for (size_t i = 0; per && i < n; i++)
         trace_destroy(per[i]);
     free(per);
+    free(gmap);
     if (st != HERD_OK) {
         if (st == HERD_ERR_NO_MEMORY)
             snprintf(err, errlen, "out of memory");

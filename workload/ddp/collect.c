@@ -158,6 +158,16 @@ static uint64_t comm_busy(const ddp_collect_t *c, int r, long it, size_t nb)
     return busy + (cur_e - cur_s);
 }
 
+/* End of a rank's backward compute; a model without backward (or without
+ * any compute) records none, and then its gradients are ready when the
+ * forward (or the step) starts, not at time 0. */
+static uint64_t compute_end(const ddp_rstep_t *s)
+{
+    if (s->bwd_end)
+        return s->bwd_end;
+    return s->fwd_end > s->start ? s->fwd_end : s->start;
+}
+
 static uint64_t step_end(const ddp_collect_t *c, int r, long it)
 {
     const ddp_rstep_t *s = rstep(c, r, it);
@@ -191,8 +201,8 @@ void ddp_collect_step(const ddp_collect_t *c, long it, ddp_step_pred_t *o)
         n++;
         o->max_step_s = d > o->max_step_s ? d : o->max_step_s;
         /* the rank whose backward ends last: the others wait for it */
-        if (o->critical_rank < 0 || s->bwd_end > worst_compute) {
-            worst_compute = s->bwd_end;
+        if (o->critical_rank < 0 || compute_end(s) > worst_compute) {
+            worst_compute = compute_end(s);
             o->critical_rank = r;
         }
     }
@@ -200,8 +210,12 @@ void ddp_collect_step(const ddp_collect_t *c, long it, ddp_step_pred_t *o)
     if (o->critical_rank < 0 || !o->sync)
         return;
     const ddp_rstep_t *s = rstep(c, o->critical_rank, it);
-    if (s->fin_end > s->bwd_end)
-        o->exposed_s = (double)(s->fin_end - s->bwd_end) * 1e-9;
+    uint64_t be = compute_end(s);
+    if (s->fin_end > be)
+        o->exposed_s = (double)(s->fin_end - be) * 1e-9;
+    /* never more than the step itself (a rank's wait is inside its step) */
+    if (o->exposed_s > o->max_step_s)
+        o->exposed_s = o->max_step_s;
     o->comm_s = (double)comm_busy(c, o->critical_rank, it, o->nbuckets) * 1e-9;
     o->overlap = o->comm_s > 0 ? 1.0 - o->exposed_s / o->comm_s : 0;
     o->overlap = o->overlap < 0 ? 0 : o->overlap > 1 ? 1 : o->overlap;

@@ -339,6 +339,8 @@ static int search_cap(ddp_infer_t *inf, double first_mb, double want)
                 break;
             }
     }
+    if (want > 0 && pick < 0)
+        return 0; /* the user's value does not give what was seen */
     if (lo < 0) { /* between grid points only, or nowhere */
         if (pick < 0)
             return 0;

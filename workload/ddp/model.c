@@ -431,6 +431,11 @@ herd_status_t ddp_model_check_order(const ddp_model_t *m, const size_t *order,
     return st;
 }
 
+int ddp_model_has_compute(const ddp_model_t *m)
+{
+    return m->fwd_s > 0 || m->opt_s > 0 || ddp_model_bwd_total(m) > 0;
+}
+
 void ddp_model_scale_compute(ddp_model_t *m, double factor)
 {
     m->fwd_s *= factor;

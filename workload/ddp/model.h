@@ -47,6 +47,10 @@ herd_status_t ddp_model_load(const char *path, ddp_model_t *out, char *err,
                              size_t errlen);
 void ddp_model_fini(ddp_model_t *m);
 
+/* 1 if the model has any compute (forward, backward or optimizer time);
+ * a file without would simulate communication alone. */
+int ddp_model_has_compute(const ddp_model_t *m);
+
 /* Total backward compute (sum of bwd_s). */
 double ddp_model_bwd_total(const ddp_model_t *m);
 
