@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,9 +119,10 @@ static void world_unref(tcp_world_t *w)
         world_free(w);
 }
 
-/* The address the others reach this host at: HERD_TCP_ADDR, else loopback
- * when the store is on loopback, else the interface that routes to the
- * store host (a UDP connect sends nothing). */
+/* The address the others reach this host at, and the only one its data
+ * port listens on: HERD_TCP_ADDR, else loopback when the store is on
+ * loopback, else the interface that routes to the store host (a UDP
+ * connect sends nothing). */
 static void local_addr(const herd_init_t *init, char *out, size_t len)
 {
     const char *env = getenv("HERD_TCP_ADDR");
@@ -187,6 +189,32 @@ static herd_status_t world_peers(tcp_world_t *w)
     return HERD_OK;
 }
 
+/* The job's cookie: rank 0 draws it, everyone reads it from the store,
+ * and every connection's handshake must carry it (link.c). Whoever can
+ * read the store is trusted anyway (docs/launch.md); the cookie keeps out
+ * those who can only reach a data port. */
+static herd_status_t exchange_cookie(tcp_world_t *w)
+{
+    char key[96];
+    snprintf(key, sizeof(key), "%scookie", w->prefix);
+    herd_status_t st = HERD_OK;
+    if (w->rank == 0) {
+        if (getrandom(w->cookie, sizeof(w->cookie), 0) !=
+            (ssize_t)sizeof(w->cookie))
+            return HERD_ERR_IO;
+        return store_set(w->store, key, w->cookie, sizeof(w->cookie));
+    }
+    void *v = NULL;
+    size_t len = 0;
+    st = store_get(w->store, key, 0, &v, &len);
+    if (st == HERD_OK && len != sizeof(w->cookie))
+        st = HERD_ERR_PARSE;
+    if (st == HERD_OK)
+        memcpy(w->cookie, v, sizeof(w->cookie));
+    free(v);
+    return st;
+}
+
 /* Publish host:port, then learn every peer's (a rendezvous barrier). */
 static herd_status_t exchange_addrs(tcp_world_t *w, const char *host, int port)
 {
@@ -209,10 +237,12 @@ static herd_status_t exchange_addrs(tcp_world_t *w, const char *host, int port)
     return st;
 }
 
-static herd_status_t world_setup(tcp_world_t *w, const herd_init_t *init)
+static herd_status_t world_setup(tcp_world_t *w, const herd_init_t *init,
+                                 char *err, size_t errlen)
 {
     char host[64];
     int port = 0;
+    local_addr(init, host, sizeof(host));
     herd_status_t st = world_events(w);
     if (st == HERD_OK)
         st = world_peers(w);
@@ -222,10 +252,12 @@ static herd_status_t world_setup(tcp_world_t *w, const herd_init_t *init)
     if (st == HERD_OK)
         st = group_register(w, 0, w->size, NULL);
     if (st == HERD_OK)
-        st = tcp_listen(w, NULL, 0, &port);
-    local_addr(init, host, sizeof(host));
-    if (st == HERD_OK)
-        st = exchange_addrs(w, host, port);
+        st = tcp_listen(w, host, &port, err, errlen);
+    if (st == HERD_OK && (st = exchange_cookie(w)) != HERD_OK)
+        snprintf(err, errlen, "the job cookie: %s", herd_status_string(st));
+    if (st == HERD_OK && (st = exchange_addrs(w, host, port)) != HERD_OK)
+        snprintf(err, errlen, "exchanging addresses: %s",
+                 herd_status_string(st));
     return st;
 }
 
@@ -265,10 +297,11 @@ static herd_status_t comm_create(const herd_init_t *init, herd_comm_t **out)
      * BENCHMARKS.md). HERD_TCP_YIELD=0 spins without yielding. */
     w->yield = core_env_int("HERD_TCP_YIELD", 1) != 0;
     w->direct = core_env_int("HERD_TCP_DIRECT", 1) != 0;
-    st = world_setup(w, init);
+    err[0] = '\0';
+    st = world_setup(w, init, err, sizeof(err));
     if (st != HERD_OK) {
         fprintf(stderr, "herd tcp: rank %d: setting up sockets failed: %s\n",
-                w->rank, herd_status_string(st));
+                w->rank, err[0] ? err : herd_status_string(st));
         world_free(w);
         free(c);
         return st;

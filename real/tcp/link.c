@@ -18,6 +18,8 @@
 #include "real/tcp/tcp.h"
 
 #define TCP_IOV_MAX 64
+/* Accepted connections waiting for their handshake, at most. */
+#define TCP_MAX_PENDING(w) (64 + 2 * (w)->size)
 
 static void set_sockopts(int fd)
 {
@@ -35,6 +37,7 @@ static void pending_free(tcp_world_t *w, tcp_pending_t *pd)
     for (tcp_pending_t **pp = &w->pending; *pp; pp = &(*pp)->next)
         if (*pp == pd) {
             *pp = pd->next;
+            w->npending--;
             break;
         }
     if (pd->ev)
@@ -110,8 +113,11 @@ static void adopt_out(tcp_world_t *w, tcp_peer_t *p, int fd)
 static void refused_notice(tcp_world_t *w, const tcp_peer_t *p, int fd)
 {
     tcp_hdr_t h;
+    char why[96];
+    /* Checked like any header: it may name only a rank of this job. */
     if (recv(fd, &h, sizeof(h), MSG_DONTWAIT) == (ssize_t)sizeof(h) &&
-        h.magic == TCP_MAGIC && h.type == TCP_MSG_ABORT)
+        tcp_hdr_decode(&h, sizeof(h), w->size, &h, why, sizeof(why)) > 0 &&
+        h.type == TCP_MSG_ABORT)
         tcp_abort_notice(w, h.tag, p->world_rank);
 }
 
@@ -150,18 +156,35 @@ static void pair_accept(tcp_world_t *w, tcp_peer_t *p, int fd)
     tcp_peer_readable(w, p);
 }
 
+/* A connection that does not prove it belongs to this job (the cookie
+ * every rank read from the store) is dropped before it can speak for a
+ * rank: a stranger cannot take a rank's place or forge its notices. The
+ * first is reported; later ones only counted. */
 static void handshake_done(tcp_world_t *w, tcp_pending_t *pd)
 {
-    int r = (int)pd->buf[1];
-    int fd = pd->fd;
-    int ok = pd->buf[0] == TCP_HANDSHAKE_MAGIC && r >= 0 && r < w->size &&
-             r != w->rank;
+    int r = -1, fd = pd->fd;
+    char why[96] = "";
+    int ok = tcp_handshake_check(pd->buf, pd->got, w->size, w->rank, w->cookie,
+                                 &r, why, sizeof(why)) > 0;
     pd->fd = -1;
     pending_free(w, pd);
-    if (ok)
+    if (ok) {
         pair_accept(w, &w->peers[r], fd);
-    else
-        close(fd);
+        return;
+    }
+    if (w->strangers++ == 0) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        char host[64] = "?", port[16] = "?";
+        if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+            getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port,
+                        sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV);
+        fprintf(stderr,
+                "herd tcp: rank %d: dropped a connection from %s:%s (%s): "
+                "not a rank of this job\n",
+                w->rank, host, port, why);
+    }
+    close(fd);
 }
 
 static void accept_cb(evutil_socket_t lfd, short what, void *arg)
@@ -178,11 +201,21 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
             close(fd);
             continue;
         }
+        /* Connections that never finish their handshake are bounded:
+         * the oldest gives way (a peer's is settled at once). */
+        if (w->npending >= TCP_MAX_PENDING(w)) {
+            tcp_pending_t *old = w->pending;
+            while (old->next)
+                old = old->next;
+            close(old->fd);
+            pending_free(w, old);
+        }
         pd->fd = fd;
         pd->w = w;
         pd->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, pending_cb, pd);
         pd->next = w->pending;
         w->pending = pd;
+        w->npending++;
         if (pd->ev)
             event_add(pd->ev, NULL);
         /* The handshake is usually there already: settle the pair now. */
@@ -190,20 +223,37 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
     }
 }
 
-herd_status_t tcp_listen(tcp_world_t *w, char *host, size_t hostlen,
-                         int *port_out)
+/* Listen on `host` (the address published to the others) only, not on
+ * every interface: a loopback job is not reachable from the network. */
+herd_status_t tcp_listen(tcp_world_t *w, const char *host, int *port_out,
+                         char *err, size_t errlen)
 {
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *ai = NULL;
+    int gai = getaddrinfo(host, NULL, &hints, &ai);
+    if (gai != 0 || !ai) {
+        snprintf(err, errlen, "cannot resolve the data address '%s': %s", host,
+                 gai_strerror(gai));
+        return HERD_ERR_INVALID_ARG;
+    }
+    struct sockaddr_in sa = *(struct sockaddr_in *)ai->ai_addr;
+    freeaddrinfo(ai);
+    sa.sin_port = 0;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0)
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
         return HERD_ERR_IO;
+    }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    sa.sin_addr.s_addr = htonl(INADDR_ANY);
     socklen_t sl = sizeof(sa);
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
         listen(fd, 256) != 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+        snprintf(err, errlen,
+                 "cannot listen on %s: %s (HERD_TCP_ADDR must be an address "
+                 "of this host)",
+                 host, strerror(errno));
         close(fd);
         return HERD_ERR_IO;
     }
@@ -211,8 +261,6 @@ herd_status_t tcp_listen(tcp_world_t *w, char *host, size_t hostlen,
     w->listen_ev = event_new(w->base, fd, EV_READ | EV_PERSIST, accept_cb, w);
     if (!w->listen_ev || event_add(w->listen_ev, NULL) != 0)
         return HERD_ERR_NO_MEMORY;
-    (void)host;
-    (void)hostlen;
     *port_out = ntohs(sa.sin_port);
     return HERD_OK;
 }
@@ -380,8 +428,10 @@ herd_status_t tcp_peer_connect(tcp_world_t *w, tcp_peer_t *p, int tries)
     }
     if (fd < 0)
         return HERD_ERR_PEER_FAILED;
-    uint32_t hs[2] = {TCP_HANDSHAKE_MAGIC, (uint32_t)w->rank};
-    if (send(fd, hs, sizeof(hs), MSG_NOSIGNAL) != (ssize_t)sizeof(hs)) {
+    tcp_handshake_t hs = {.magic = TCP_HANDSHAKE_MAGIC,
+                          .rank = (uint32_t)w->rank};
+    memcpy(hs.cookie, w->cookie, sizeof(hs.cookie));
+    if (send(fd, &hs, sizeof(hs), MSG_NOSIGNAL) != (ssize_t)sizeof(hs)) {
         close(fd);
         return HERD_ERR_PEER_FAILED;
     }

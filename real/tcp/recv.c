@@ -180,8 +180,9 @@ static int start_message(tcp_world_t *w, tcp_peer_t *p)
 {
     tcp_rxstate_t *s = &p->rx;
     tcp_hdr_t *h = &s->hdr;
-    if (h->magic != TCP_MAGIC) {
-        peer_lost(w, p, "protocol error (bad message header)");
+    char why[96];
+    if (tcp_hdr_decode(h, sizeof(*h), w->size, h, why, sizeof(why)) < 0) {
+        peer_lost(w, p, why);
         return -1;
     }
     if (h->type == TCP_MSG_BYE || h->type == TCP_MSG_ABORT) {

@@ -20,30 +20,10 @@
 #include "core/sched.h"
 
 #include "real/store/store.h"
+#include "real/tcp/wire.h"
 
 struct event_base;
 struct event;
-
-#define TCP_MAGIC 0x31445248u /* "HRD1" */
-#define TCP_HANDSHAKE_MAGIC 0x48534448u
-
-typedef enum tcp_msg_type {
-    TCP_MSG_COLL = 1, /* a collective's schedule step */
-    TCP_MSG_P2P = 2,  /* send/recv, matched by (group, tag) in order */
-    TCP_MSG_BYE = 3,  /* graceful close follows */
-    TCP_MSG_ABORT = 4 /* tag = world rank that failed */
-} tcp_msg_type_t;
-
-typedef struct tcp_hdr {
-    uint32_t magic;
-    uint16_t type;
-    uint16_t channel;
-    int32_t group;
-    int32_t tag;
-    uint64_t seq;
-    uint64_t len; /* payload bytes */
-    uint64_t reserved;
-} tcp_hdr_t;
 
 /* What a message is matched on (besides the peer it came from). */
 typedef struct tcp_key {
@@ -152,7 +132,7 @@ typedef struct tcp_pending {
     struct tcp_pending *next;
     int fd;
     struct event *ev;
-    uint32_t buf[2];
+    uint8_t buf[sizeof(tcp_handshake_t)];
     size_t got;
     tcp_world_t *w;
 } tcp_pending_t;
@@ -213,9 +193,12 @@ struct tcp_world {
     size_t pool_len[8];
     int spin_us;
     uint64_t fail_grace_ns; /* a suspect peer is declared failed after */
-    int yield;      /* more local ranks than cores: yield while spinning */
-    int direct;     /* waits read awaited sockets without the event loop */
-    unsigned polls; /* passes of the wait loop (progress.c) */
+    int yield;  /* more local ranks than cores: yield while spinning */
+    int direct; /* waits read awaited sockets without the event loop */
+    uint8_t cookie[TCP_COOKIE_BYTES]; /* the job's, from the store */
+    int npending;                     /* accepted, handshake not yet in */
+    int strangers;                    /* connections dropped at handshake */
+    unsigned polls;                   /* passes of the wait loop (progress.c) */
 };
 
 typedef struct tcp_comm {
@@ -272,8 +255,8 @@ uint64_t tcp_now_ns(void);
 int tcp_group_world_rank(const tcp_comm_t *c, int group_rank);
 
 /* link.c: sockets, handshake, framing */
-herd_status_t tcp_listen(tcp_world_t *w, char *host, size_t hostlen,
-                         int *port_out);
+herd_status_t tcp_listen(tcp_world_t *w, const char *host, int *port_out,
+                         char *err, size_t errlen);
 herd_status_t tcp_peer_connect(tcp_world_t *w, tcp_peer_t *p, int tries);
 void tcp_peer_suspect(tcp_world_t *w, tcp_peer_t *p, const char *why);
 void tcp_check_suspects(tcp_world_t *w);
