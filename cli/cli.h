@@ -25,6 +25,12 @@ int cli_check_main(int argc, char **argv);
 int cli_replay_main(int argc, char **argv);
 int cli_trace_main(int argc, char **argv);
 int cli_compare_main(int argc, char **argv);
+/* herd compare on nccl-tests style tables (cmd_compare_perf.c). */
+int cli_compare_is_perf_table(const char *path);
+int cli_compare_perf(const char *pred_path, const char *meas_path,
+                     int in_place);
+/* herd calibrate --from nccl-tests logs (cmd_calibrate_from.c). */
+int cli_calibrate_from_main(int argc, char **argv);
 int cli_store_main(int argc, char **argv);
 int cli_launch_main(int argc, char **argv);
 int cli_diagnose_main(int argc, char **argv);

@@ -296,7 +296,9 @@ static const char usage[] =
     "node (inter) from 8 B to MAXBYTES (default 16MiB), fits latency and\n"
     "bandwidth per link class (weighted least squares, residuals printed),\n"
     "checks the fit against a ring all_reduce, and writes the cluster\n"
-    "section of a scenario to FILE (default: stdout).\n";
+    "section of a scenario to FILE (default: stdout).\n"
+    "       herd calibrate --from LOG... fits nccl-tests output instead\n"
+    "(see herd calibrate --from --help).\n";
 
 static int parse(int argc, char **argv, const char **engine, cal_args_t *a)
 {
@@ -322,6 +324,9 @@ static int parse(int argc, char **argv, const char **engine, cal_args_t *a)
 
 int cli_calibrate_main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--from"))
+            return cli_calibrate_from_main(argc, argv);
     if (cli_wants_help(argc, argv, usage))
         return 0;
     const char *engine = "tcp";

@@ -11,6 +11,7 @@
 
 static const char usage[] =
     "usage: herd compare PREDICTED MEASURED... [-o DIR] [--no-plots]\n"
+    "       herd compare PERF_TABLE NCCL_TESTS_LOG [--in-place]\n"
     "Matches the ops of two timelines (Chrome trace JSON written by herd):\n"
     "collectives by (rank, group, sequence), compute by (rank, order).\n"
     "MEASURED may be several files (one per rank, from herd replay on tcp\n"
@@ -18,9 +19,11 @@ static const char usage[] =
     "|predicted - measured| / measured, the median signed error, and the\n"
     "end-to-end error; writes DIR/compare.tsv and DIR/compare.png/.svg\n"
     "(predicted against measured, with y = x). Default DIR: out/compare.\n"
-    "A file that is not a herd timeline (a PyTorch profiler trace: convert\n"
-    "it with herd import) is refused, naming what it is.\n"
-    "Exit: 0 ok, 1 no op matched, 2 bad usage or input.\n";
+    "Tables: a `herd perf` prediction (its output saved to a file) against\n"
+    "an nccl-tests log (all_reduce_perf ...; out-of-place columns, or the\n"
+    "in-place ones with --in-place), matched by collective, size, type and\n"
+    "reduction: time, busbw and error per size, then the median and max.\n"
+    "Exit: 0 ok, 1 nothing matched, 2 bad usage or input.\n";
 
 /* Read one timeline, or append another file's records to *tl. */
 static int cmp_read(const char *path, trace_timeline_t **tl)
@@ -75,13 +78,15 @@ int cli_compare_main(int argc, char **argv)
     if (cli_wants_help(argc, argv, usage))
         return 0;
     const char *dir = "out/compare", *files[256];
-    int nfiles = 0, no_plots = 0;
+    int nfiles = 0, no_plots = 0, in_place = 0;
     for (int i = 1; i < argc; i++) {
         if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--out")) &&
             i + 1 < argc)
             dir = argv[++i];
         else if (!strcmp(argv[i], "--no-plots"))
             no_plots = 1;
+        else if (!strcmp(argv[i], "--in-place"))
+            in_place = 1;
         else if (argv[i][0] == '-' || nfiles == 256)
             return cli_usage_error("compare", "unexpected argument '%s'",
                                    argv[i]);
@@ -91,6 +96,13 @@ int cli_compare_main(int argc, char **argv)
     if (nfiles < 2)
         return cli_usage_error("compare", "expected PREDICTED and MEASURED "
                                           "timelines (see --help)");
+    if (cli_compare_is_perf_table(files[0]) ||
+        cli_compare_is_perf_table(files[1])) {
+        if (nfiles != 2)
+            return cli_usage_error("compare", "tables compare one PREDICTED "
+                                              "with one MEASURED file");
+        return cli_compare_perf(files[0], files[1], in_place);
+    }
     trace_timeline_t *pred = NULL, *meas = NULL;
     int rc = cmp_read(files[0], &pred);
     for (int i = 1; i < nfiles && !rc; i++)
