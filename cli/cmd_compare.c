@@ -23,7 +23,9 @@ static const char usage[] =
     "an nccl-tests log (all_reduce_perf ...; out-of-place columns, or the\n"
     "in-place ones with --in-place), matched by collective, size, type and\n"
     "reduction: time, busbw and error per size, then the median and max.\n"
-    "Exit: 0 ok, 1 nothing matched, 2 bad usage or input.\n";
+    "A file that is not a herd timeline nor a table (a PyTorch profiler\n"
+    "trace: convert it with herd import) is refused, naming what it is.\n"
+    "Exit: 0 ok, 1 no op or size matched, 2 bad usage or input.\n";
 
 /* Read one timeline, or append another file's records to *tl. */
 static int cmp_read(const char *path, trace_timeline_t **tl)
