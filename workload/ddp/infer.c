@@ -154,19 +154,27 @@ static herd_status_t order_by_shape(const kineto_step_t *ref, ddp_model_t *m,
     return HERD_OK;
 }
 
-/* Time the main thread was held by the forward's blocking collectives. */
+/* Time the main thread was held by the forward's blocking collectives:
+ * the union of their launch-to-end intervals (DDP launches the buffer
+ * broadcasts back to back, then waits for them together). */
 static uint64_t blocked_in_forward(const kineto_step_t *s)
 {
-    uint64_t t = 0;
+    uint64_t t = 0, cur_s = 0, cur_e = 0;
     for (size_t c = 0; c < s->ncolls; c++) {
         const kineto_coll_t *k = &s->colls[c];
         if (k->async || (s->bwd_start && k->launch_ns >= s->bwd_start))
             continue;
         uint64_t end =
             k->end_ns > k->launch_end_ns ? k->end_ns : k->launch_end_ns;
-        t += end - k->launch_ns;
+        if (k->launch_ns > cur_e) { /* launches come in time order */
+            t += cur_e - cur_s;
+            cur_s = k->launch_ns;
+            cur_e = end;
+        } else if (end > cur_e) {
+            cur_e = end;
+        }
     }
-    return t;
+    return t + (cur_e - cur_s);
 }
 
 static uint64_t forward_buffer_bytes(const kineto_step_t *s, int *known)
