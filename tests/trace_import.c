@@ -46,10 +46,8 @@ static int import_pair(const char *tag, const char *extra, const char *dir,
     return tu_herd(args, out);
 }
 
-/* The all_reduce sizes (elements) of the traced steps, read straight
- * from a fixture: c10d::allreduce_ / record_param_comms inside
- * ProfilerStep ranges on rank 0. */
-static size_t fixture_allreduce_sizes(const char *name, uint64_t *v, size_t max)
+/* A fixture's JSON (gzipped or not). */
+static json_t *load_fixture(const char *name)
 {
     char path[1024];
     gzFile f = gzopen(fixture(path, sizeof(path), name), "rb");
@@ -62,9 +60,17 @@ static size_t fixture_allreduce_sizes(const char *name, uint64_t *v, size_t max)
     gzclose(f);
     buf[n] = 0;
     json_error_t e;
-    json_t *root = json_loads(buf, 0, &e), *ev;
+    json_t *root = json_loads(buf, 0, &e);
     free(buf);
     ck_assert_msg(root, "%s: %s", name, e.text);
+    return root;
+}
+
+/* The all_reduce sizes (elements) of the traced steps, read straight
+ * from a fixture: c10d::allreduce_ inside ProfilerStep ranges. */
+static size_t fixture_allreduce_sizes(const char *name, uint64_t *v, size_t max)
+{
+    json_t *root = load_fixture(name), *ev;
     json_t *evs =
         json_is_array(root) ? root : json_object_get(root, "traceEvents");
     double lo = 1e300, hi = 0;
@@ -307,6 +313,37 @@ START_TEST(folder_and_spmd)
 }
 END_TEST
 
+/* Without ProfilerStep (no schedule, no step()): one step per DDP
+ * forward. */
+START_TEST(no_profiler_steps)
+{
+    char *dir = tu_tmpdir(), *out = NULL, path[2][1024], args[4096];
+    for (int r = 0; r < 2; r++) {
+        char name[64];
+        snprintf(name, sizeof(name), "torch215_b0.01_rank%d.json.gz", r);
+        json_t *root = load_fixture(name), *evs = json_array(), *ev;
+        size_t i;
+        json_array_foreach(json_object_get(root, "traceEvents"), i, ev)
+        {
+            const char *nm = json_string_value(json_object_get(ev, "name"));
+            if (!nm || strncmp(nm, "ProfilerStep#", 13))
+                json_array_append(evs, ev);
+        }
+        json_object_set_new(root, "traceEvents", evs);
+        snprintf(path[r], sizeof(path[r]), "%s/nostep_rank%d.json", dir, r);
+        ck_assert_int_eq(json_dump_file(root, path[r], 0), 0);
+        json_decref(root);
+    }
+    snprintf(args, sizeof(args), "import %s %s -o %s/o", path[0], path[1], dir);
+    int rc = tu_herd(args, &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "3 steps"));
+    ck_assert_ptr_nonnull(strstr(out, "bucket check: ok"));
+    free(out);
+    rm_dir(dir);
+}
+END_TEST
+
 /* A cap that does not reproduce the trace: exit 1 with both lists. */
 START_TEST(bucket_mismatch)
 {
@@ -428,6 +465,7 @@ int main(void)
     tcase_add_test(tc, torch113_needs_model);
     tcase_add_test(tc, nccl_synthetic);
     tcase_add_test(tc, folder_and_spmd);
+    tcase_add_test(tc, no_profiler_steps);
     tcase_add_test(tc, bucket_mismatch);
     tcase_add_test(tc, not_a_trace);
     tcase_add_test(tc, no_compute_warning);

@@ -468,26 +468,44 @@ static int classify(kineto_rank_t *r, json_t *j, kineto_ev_t *e)
     return 1;
 }
 
+#define TID_TABLE 256
+
+/* The thread that runs the training loop: the one with the most steps,
+ * else with DDP's forwards, else with the most gradients and launches.
+ * Counted per thread in one pass (traces have few threads). */
 static int64_t main_thread(const kineto_rank_t *r)
 {
-    /* the thread with the most steps, else the most gradients/launches */
-    int64_t best = 0;
-    size_t best_n = 0;
-    for (int pass = 0; pass < 2 && !best_n; pass++)
-        for (size_t i = 0; i < r->nev; i++) {
-            const kineto_ev_t *e = &r->ev[i];
-            int want = pass == 0 ? e->kind == KINETO_EV_STEP
-                                 : e->kind == KINETO_EV_GRAD ||
-                                       e->kind == KINETO_EV_LAUNCH;
-            if (!want)
+    int64_t tid[TID_TABLE];
+    size_t cnt[TID_TABLE][3], nt = 0;
+    for (size_t i = 0; i < r->nev; i++) {
+        const kineto_ev_t *e = &r->ev[i];
+        int c = e->kind == KINETO_EV_STEP                                  ? 0
+                : e->kind == KINETO_EV_FORWARD                             ? 1
+                : e->kind == KINETO_EV_GRAD || e->kind == KINETO_EV_LAUNCH ? 2
+                                                                           : -1;
+        if (c < 0)
+            continue;
+        size_t k = 0;
+        while (k < nt && tid[k] != e->tid)
+            k++;
+        if (k == nt) {
+            if (nt == TID_TABLE)
                 continue;
-            size_t n = 0;
-            for (size_t k = 0; k < r->nev; k++)
-                n += r->ev[k].tid == e->tid && r->ev[k].kind == e->kind;
-            if (n > best_n)
-                best_n = n, best = e->tid;
+            tid[nt] = e->tid;
+            memset(cnt[nt], 0, sizeof(cnt[nt]));
+            nt++;
         }
-    return best;
+        cnt[k][c]++;
+    }
+    for (int c = 0; c < 3; c++) {
+        size_t best = 0, best_n = 0;
+        for (size_t k = 0; k < nt; k++)
+            if (cnt[k][c] > best_n)
+                best_n = cnt[k][c], best = k;
+        if (best_n)
+            return tid[best];
+    }
+    return 0;
 }
 
 /* Put each AccumulateGrad child's shape on its evaluate_function parent

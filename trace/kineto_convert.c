@@ -34,6 +34,8 @@ typedef struct walk {
     uint64_t bcast_left;  /* broadcast bytes still to assign */
     size_t bcast_unknown; /* broadcasts without a size still to come */
     int fwd_done;         /* the step's forward compute is out */
+    uint64_t *ends;       /* GPU compute kernels' end times, sorted */
+    size_t nends;
     char *err;
     size_t errlen;
 } walk_t;
@@ -61,17 +63,27 @@ static uint64_t gpu_busy(walk_t *w, uint64_t a, uint64_t b)
     return busy;
 }
 
-/* GPU: where the compute stream was when collective c could start. */
+/* GPU: where the compute stream was when collective c could start: the
+ * latest compute kernel end at or before its start (binary search over
+ * the sorted kernel ends), not before the cursor. */
 static uint64_t gpu_issue(const walk_t *w, const kineto_coll_t *c)
 {
-    uint64_t t = w->cursor;
-    for (size_t i = 0; i < w->r->nev && w->r->ev[i].ts_ns < c->start_ns; i++) {
-        const kineto_ev_t *e = &w->r->ev[i];
-        uint64_t end = e->ts_ns + e->dur_ns;
-        if (e->kind == KINETO_EV_KERNEL && end <= c->start_ns && end > t)
-            t = end;
+    size_t lo = 0, hi = w->nends;
+    while (lo < hi) { /* first end after the start */
+        size_t mid = (lo + hi) / 2;
+        if (w->ends[mid] <= c->start_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return t;
+    uint64_t t = lo ? w->ends[lo - 1] : 0;
+    return t > w->cursor ? t : w->cursor;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
 }
 
 static herd_status_t rec(walk_t *w, herd_tl_kind_t kind, uint64_t a, uint64_t b,
@@ -308,14 +320,23 @@ herd_status_t kineto_convert(const kineto_rank_t *r, const kineto_steps_t *ss,
                 .err = err,
                 .errlen = errlen};
     w.seq = calloc((size_t)r->ngroups + 2, sizeof(uint64_t));
-    if (!w.seq)
+    w.ends = calloc(r->nev + 1, sizeof(uint64_t));
+    if (!w.seq || !w.ends) {
+        free(w.seq);
+        free(w.ends);
         return HERD_ERR_NO_MEMORY;
+    }
+    for (size_t i = 0; i < r->nev; i++)
+        if (r->ev[i].kind == KINETO_EV_KERNEL)
+            w.ends[w.nends++] = r->ev[i].ts_ns + r->ev[i].dur_ns;
+    qsort(w.ends, w.nends, sizeof(uint64_t), u64_cmp);
     herd_status_t st = HERD_OK;
     for (size_t k = 0; k < ss->n && st == HERD_OK; k++) {
         w.s = &ss->s[k];
         st = walk_step(&w);
     }
     free(w.seq);
+    free(w.ends);
     if (st == HERD_ERR_NO_MEMORY)
         snprintf(err, errlen, "out of memory");
     return st;

@@ -83,46 +83,62 @@ static uint64_t ev_end(const kineto_ev_t *e)
     return e->ts_ns + e->dur_ns;
 }
 
-/* Step boundaries: the main thread's ProfilerStep ranges, or one step
- * over everything the main thread did. */
+/* Step boundaries: the main thread's ProfilerStep ranges; without them
+ * (a profiler run without schedule and step()) one step per DDP forward,
+ * from its start to the next one's; else one step over everything. */
 static herd_status_t cut(const kineto_rank_t *r, kineto_steps_t *out)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < r->nev; i++)
+    size_t n = 0, nf = 0;
+    for (size_t i = 0; i < r->nev; i++) {
         n += r->ev[i].kind == KINETO_EV_STEP && r->ev[i].tid == r->main_tid;
-    out->s = calloc(n ? n : 1, sizeof(kineto_step_t));
+        nf += r->ev[i].kind == KINETO_EV_FORWARD;
+    }
+    out->s = calloc((n ? n : nf ? nf : 1), sizeof(kineto_step_t));
     if (!out->s)
         return HERD_ERR_NO_MEMORY;
+    uint64_t first = UINT64_MAX, last = 0;
     for (size_t i = 0; i < r->nev; i++) {
         const kineto_ev_t *e = &r->ev[i];
-        if (e->kind != KINETO_EV_STEP || e->tid != r->main_tid)
+        if (!kineto_is_worker(r, e->tid) && e->kind != KINETO_EV_KERNEL) {
+            first = e->ts_ns < first ? e->ts_ns : first;
+            last = ev_end(e) > last ? ev_end(e) : last;
+        }
+        int want = n ? e->kind == KINETO_EV_STEP && e->tid == r->main_tid
+                     : nf && e->kind == KINETO_EV_FORWARD;
+        if (!want)
             continue;
         kineto_step_t *s = &out->s[out->n++];
-        s->number = e->number;
+        s->number = n ? e->number : (long)out->n - 1;
         s->start_ns = e->ts_ns;
         s->end_ns = ev_end(e);
+        if (!n && out->n > 1)
+            out->s[out->n - 2].end_ns = e->ts_ns;
     }
-    if (!n) {
+    if (!n && nf)
+        out->s[out->n - 1].end_ns = last; /* the last forward's step */
+    if (!n && !nf) {
         kineto_step_t *s = &out->s[out->n++];
-        s->number = 0;
-        s->start_ns = UINT64_MAX;
-        for (size_t i = 0; i < r->nev; i++) {
-            const kineto_ev_t *e = &r->ev[i];
-            if (e->tid != r->main_tid)
-                continue;
-            s->start_ns = e->ts_ns < s->start_ns ? e->ts_ns : s->start_ns;
-            s->end_ns = ev_end(e) > s->end_ns ? ev_end(e) : s->end_ns;
-        }
+        s->start_ns = first == UINT64_MAX ? 0 : first;
+        s->end_ns = last;
     }
     return HERD_OK;
 }
 
+/* The step holding instant t (steps are sorted and disjoint). */
 static kineto_step_t *step_of(kineto_steps_t *ss, uint64_t t)
 {
-    for (size_t k = 0; k < ss->n; k++)
-        if (t >= ss->s[k].start_ns && t < ss->s[k].end_ns)
-            return &ss->s[k];
-    return NULL;
+    size_t lo = 0, hi = ss->n;
+    while (lo < hi) { /* first step starting after t */
+        size_t mid = (lo + hi) / 2;
+        if (ss->s[mid].start_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (!lo)
+        return NULL;
+    kineto_step_t *s = &ss->s[lo - 1];
+    return t < s->end_ns ? s : NULL;
 }
 
 static void step_times(const kineto_rank_t *r, kineto_steps_t *ss)
