@@ -4,7 +4,9 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build demo test test-asan install clean
+FUZZ_SECONDS ?= 60
+
+.PHONY: all setup configure build demo test test-asan fuzz install clean
 
 all: build
 
@@ -29,8 +31,14 @@ test-asan: setup
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -L 'unit|sim'
 
+# The libFuzzer targets (fuzz/, Clang + ASan + UBSan) on their seed corpus,
+# FUZZ_SECONDS each, with -rss_limit_mb=2048 -timeout=10 (scripts/fuzz.sh).
+fuzz:
+	@sh scripts/setup.sh --ci
+	@sh scripts/fuzz.sh build-fuzz-clang $(FUZZ_SECONDS)
+
 install: build
 	@cmake --install $(BUILD)
 
 clean:
-	@rm -rf $(BUILD) build-asan
+	@rm -rf $(BUILD) build-asan build-fuzz-clang
