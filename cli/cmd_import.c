@@ -364,6 +364,9 @@ static int imp_write_scenarios(const char *dir, const char *name,
     if (gloo && j->ranks[0].nworkers > 1)
         fprintf(f, "    comm_streams: %zu   # gloo's worker threads seen\n",
                 j->ranks[0].nworkers);
+    if (inf->find_unused)
+        fprintf(f, "    find_unused_parameters: true   # the used-parameter "
+                   "map was all_reduced\n");
     fprintf(f, "    broadcast_buffers: %s\n    steps: %zu\n",
             bcast ? "true" : "false", j->steps[0].n + 1);
     fprintf(f, "seed: 1\n");

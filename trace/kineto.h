@@ -104,6 +104,13 @@ typedef struct kineto_coll {
     uint64_t start_ns, end_ns;         /* the communication itself */
 } kineto_coll_t;
 
+/* 1 for one of DDP's gradient buckets: an all_reduce launched during
+ * backward of a floating-point dtype (an integer one during backward is
+ * the reducer's used-parameter map, find_unused_parameters=True). */
+int kineto_coll_is_bucket(const kineto_coll_t *c);
+/* 1 for the used-parameter map all_reduce. */
+int kineto_coll_is_used_map(const kineto_coll_t *c);
+
 /* One gradient-ready instant. */
 typedef struct kineto_grad {
     uint64_t ready_ns;

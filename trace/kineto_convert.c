@@ -34,6 +34,7 @@ typedef struct walk {
     uint64_t bcast_left;  /* broadcast bytes still to assign */
     size_t bcast_unknown; /* broadcasts without a size still to come */
     int fwd_done;         /* the step's forward compute is out */
+    size_t nasync_other;  /* async ops of a step that are not buckets */
     uint64_t *ends;       /* GPU compute kernels' end times, sorted */
     size_t nends;
     char *err;
@@ -208,6 +209,8 @@ static herd_status_t op_coll(walk_t *w, kineto_coll_t c, long bucket)
         if (st == HERD_OK)
             st = op_mark(w, w->cursor, mark);
     }
+    if (kineto_coll_is_used_map(&c))
+        snprintf(label, sizeof(label), "unused_map");
     if (st == HERD_OK)
         st = rec(w, HERD_TL_COLL, c.start_ns, c.end_ns, *label ? label : NULL,
                  &c);
@@ -229,9 +232,12 @@ static herd_status_t op_coll(walk_t *w, kineto_coll_t c, long bucket)
     }
     if (*label && (st = trace_intern(w->t, label, &op.label)) != HERD_OK)
         return st;
-    if (bucket >= 0) {
+    if (c.async) { /* waited for at finalize */
         char id[32];
-        snprintf(id, sizeof(id), "b%ld", bucket);
+        if (bucket >= 0)
+            snprintf(id, sizeof(id), "b%ld", bucket);
+        else
+            snprintf(id, sizeof(id), "a%zu", w->nasync_other++);
         if ((st = trace_async_slot(w->t, id, &op.async)) != HERD_OK)
             return st;
     }
@@ -268,6 +274,7 @@ static herd_status_t walk_step(walk_t *w)
             nasync++, last_async = c;
     w->cursor = s->start_ns;
     w->fwd_done = 0;
+    w->nasync_other = 0;
     w->bcast_unknown = 0;
     for (size_t c = 0; c < s->ncolls; c++)
         w->bcast_unknown += !s->colls[c].has_count && !s->colls[c].async &&
@@ -285,9 +292,7 @@ static herd_status_t walk_step(walk_t *w)
         if (st == HERD_OK)
             st = compute_to(w, at, in_bwd, fin_done && nasync);
         if (st == HERD_OK)
-            st = op_coll(w, k,
-                         k.async && k.coll == HERD_COLL_ALL_REDUCE ? bucket++
-                                                                   : -1);
+            st = op_coll(w, k, kineto_coll_is_bucket(&k) ? bucket++ : -1);
         /* a blocking collective holds the main thread until it ends */
         if (!k.async && !w->r->gpu) {
             uint64_t end =

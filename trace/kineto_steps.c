@@ -276,6 +276,22 @@ cleanup:
     return HERD_OK;
 }
 
+static int is_float(uint8_t dt)
+{
+    return dt == HERD_FLOAT16 || dt == HERD_BFLOAT16 || dt == HERD_FLOAT32 ||
+           dt == HERD_FLOAT64;
+}
+
+int kineto_coll_is_bucket(const kineto_coll_t *c)
+{
+    return c->async && c->coll == HERD_COLL_ALL_REDUCE && is_float(c->dtype);
+}
+
+int kineto_coll_is_used_map(const kineto_coll_t *c)
+{
+    return c->async && c->coll == HERD_COLL_ALL_REDUCE && !is_float(c->dtype);
+}
+
 void kineto_steps_fini(kineto_steps_t *s)
 {
     if (!s)

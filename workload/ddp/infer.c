@@ -60,8 +60,10 @@ static int usable(const kineto_step_t *s, size_t g)
  * buckets seen. */
 static const kineto_step_t *reference(const kineto_steps_t *steps, size_t n)
 {
+    /* the last one of the first rank that has any: a trace that starts
+     * at the first iteration holds the construction layout there */
     for (size_t r = 0; r < n; r++)
-        for (size_t k = 0; k < steps[r].n; k++)
+        for (size_t k = steps[r].n; k-- > 0;)
             if (usable(&steps[r].s[k], 0))
                 return &steps[r].s[k];
     return NULL;
@@ -237,7 +239,8 @@ static void seen_buckets(const kineto_step_t *ref, ddp_infer_t *inf)
     inf->seen_sizes = 1;
     for (size_t c = 0; c < ref->ncolls; c++) {
         const kineto_coll_t *k = &ref->colls[c];
-        if (!k->async || k->coll != HERD_COLL_ALL_REDUCE)
+        inf->find_unused |= kineto_coll_is_used_map(k);
+        if (!kineto_coll_is_bucket(k))
             continue;
         inf->seen[inf->nseen++] =
             k->has_count ? k->count * herd_dtype_size((herd_dtype_t)k->dtype)
@@ -246,14 +249,18 @@ static void seen_buckets(const kineto_step_t *ref, ddp_infer_t *inf)
     }
 }
 
-static herd_status_t implied(const ddp_model_t *m, double first_mb,
+/* The bucket sizes DDP builds for the model at a cap: the rebuilt layout
+ * (the ready order), or with find_unused_parameters the construction
+ * one, which it keeps. */
+static herd_status_t implied(const ddp_infer_t *inf, double first_mb,
                              double cap_mb, uint64_t **out, size_t *n)
 {
     ddp_buckets_t bs;
     uint64_t cap = ddp_cap_bytes(cap_mb);
     uint64_t first = first_mb > 0 ? ddp_cap_bytes(first_mb) : cap;
-    herd_status_t st = ddp_bucket_for_phase_first(m, DDP_PHASE_REBUILT, first,
-                                                  cap, 0, 0, NULL, NULL, &bs);
+    herd_status_t st = ddp_bucket_for_phase_first(
+        &inf->model, inf->find_unused ? DDP_PHASE_INITIAL : DDP_PHASE_REBUILT,
+        first, cap, inf->find_unused, 0, NULL, NULL, &bs);
     if (st != HERD_OK)
         return st;
     uint64_t *v = calloc(bs.n + 1, sizeof(uint64_t));
@@ -284,7 +291,7 @@ static int reproduces(const ddp_infer_t *inf, double first_mb, double mb)
 {
     uint64_t *v = NULL;
     size_t n = 0;
-    if (implied(&inf->model, first_mb, mb, &v, &n) != HERD_OK)
+    if (implied(inf, first_mb, mb, &v, &n) != HERD_OK)
         return 0;
     int ok = same(v, n, inf->seen, inf->nseen, inf->seen_sizes);
     free(v);
@@ -396,7 +403,7 @@ static herd_status_t infer_cap(ddp_infer_t *inf, double want, int torch2)
              "using %g",
              inf->seen_sizes ? "sizes" : "count", inf->cap_mb);
     }
-    herd_status_t st = implied(&inf->model, inf->first_bucket_mb, inf->cap_mb,
+    herd_status_t st = implied(inf, inf->first_bucket_mb, inf->cap_mb,
                                &inf->implied, &inf->nimplied);
     if (st == HERD_OK)
         inf->match = same(inf->implied, inf->nimplied, inf->seen, inf->nseen,
@@ -466,6 +473,10 @@ herd_status_t ddp_infer(const kineto_steps_t *steps, size_t nranks,
             note(&inf, "buffer broadcast sizes not in the trace: "
                        "buffer_bytes 0");
         seen_buckets(ref, &inf);
+        if (inf.find_unused)
+            note(&inf, "an integer all_reduce in backward (the used-parameter "
+                       "map): find_unused_parameters=True, buckets kept from "
+                       "construction");
         if (!inf.seen_sizes)
             note(&inf,
                  "all_reduce sizes not in the trace: buckets checked "

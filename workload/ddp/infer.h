@@ -31,7 +31,9 @@ typedef struct ddp_infer {
     double cap_mb, cap_lo_mb, cap_hi_mb; /* hi < 0: no upper bound */
     double first_bucket_mb;              /* 0: same as cap (PyTorch 2.x) */
     int cap_known;                       /* a cap reproduces what was seen */
-    char notes[DDP_INFER_NOTES];         /* what was missing or assumed */
+    int find_unused; /* the used-parameter map was all_reduced: DDP ran
+                        with find_unused_parameters=True (no rebuild) */
+    char notes[DDP_INFER_NOTES]; /* what was missing or assumed */
 } ddp_infer_t;
 
 /* Infer from the steps of the traced ranks (steps[i] for rank i of the
