@@ -344,6 +344,63 @@ START_TEST(no_profiler_steps)
 }
 END_TEST
 
+static json_t *used_map_event(const char *name, const char *cat, int tid,
+                              double ts)
+{
+    return json_pack("{s:s,s:s,s:s,s:i,s:i,s:f,s:f,s:{s:s,s:i,s:i,s:s,s:i,"
+                     "s:s,s:[i,i]}}",
+                     "ph", "X", "cat", cat, "name", name, "pid",
+                     strcmp(cat, "kernel") ? 100 : 0, "tid", tid, "ts", ts,
+                     "dur", 5.0, "args", "Collective name", "allreduce",
+                     "In msg nelems", 4, "Out msg nelems", 4, "dtype", "Int",
+                     "Group size", 2, "Process Group Name", "0",
+                     "Process Group Ranks", 0, 1);
+}
+
+/* find_unused_parameters=True: the reducer all_reduces its int32
+ * used-parameter map during backward; it is no bucket. */
+START_TEST(used_map_not_a_bucket)
+{
+    char *dir = tu_tmpdir(), *out = NULL, path[2][1024], args[4096];
+    for (int r = 0; r < 2; r++) {
+        char name[64];
+        snprintf(name, sizeof(name), "nccl_synth_rank%d.json", r);
+        json_t *root = load_fixture(name);
+        json_t *evs = json_object_get(root, "traceEvents");
+        double slow = 1.0 + 0.1 * r;
+        for (int step = 0; step < 2; step++) {
+            double t0 = step ? 1005000 : 1000000;
+            json_array_append_new(evs,
+                                  used_map_event("record_param_comms", "cpu_op",
+                                                 2, t0 + 2325 * slow));
+            json_array_append_new(
+                evs, used_map_event("ncclDevKernel_AllReduce_Sum_i32_RING_LL",
+                                    "kernel", 20, t0 + 2400 * slow));
+        }
+        snprintf(path[r], sizeof(path[r]), "%s/map_rank%d.json", dir, r);
+        ck_assert_int_eq(json_dump_file(root, path[r], 0), 0);
+        json_decref(root);
+    }
+    snprintf(args, sizeof(args), "import %s %s -o %s/o", path[0], path[1], dir);
+    tu_herd(args, &out);
+    ck_assert_msg(strstr(out, "the used-parameter map"), "%s", out);
+    ck_assert_msg(strstr(out, "buckets seen (bytes): [1048576, 1052672, "
+                              "2048]"),
+                  "%s", out);
+    free(out);
+    snprintf(args, sizeof(args), "%s/o/scenario.yaml", dir);
+    char *sc = tu_read_file(args);
+    ck_assert_ptr_nonnull(strstr(sc, "find_unused_parameters: true"));
+    free(sc);
+    snprintf(args, sizeof(args), "%s/o/trace.json", dir);
+    char *tr = tu_read_file(args);
+    ck_assert_ptr_nonnull(strstr(tr, "\"label\": \"unused_map\""));
+    ck_assert_ptr_nonnull(strstr(tr, "\"dtype\": \"int32\""));
+    free(tr);
+    rm_dir(dir);
+}
+END_TEST
+
 /* A cap that does not reproduce the trace: exit 1 with both lists. */
 START_TEST(bucket_mismatch)
 {
@@ -466,6 +523,7 @@ int main(void)
     tcase_add_test(tc, nccl_synthetic);
     tcase_add_test(tc, folder_and_spmd);
     tcase_add_test(tc, no_profiler_steps);
+    tcase_add_test(tc, used_map_not_a_bucket);
     tcase_add_test(tc, bucket_mismatch);
     tcase_add_test(tc, not_a_trace);
     tcase_add_test(tc, no_compute_warning);
