@@ -70,7 +70,18 @@ static int cmp_run(const char *pred_path, trace_timeline_t *pred,
         return 1;
     }
     printf("wrote:\n  %s\n", tsv);
-    snprintf(title, sizeof(title), "predicted (%s) vs measured", pred_path);
+    /* titled with the run's name (its scenario or trace), else the file's */
+    const char *name = trace_timeline_get_meta(pred, "name");
+    const char *base = strrchr(pred_path, '/');
+    base = base ? base + 1 : pred_path;
+    int len = (int)strlen(base);
+    if (len > 5 && !strcmp(base + len - 5, ".json"))
+        len -= 5;
+    if (name)
+        snprintf(title, sizeof(title), "%s: predicted vs measured", name);
+    else
+        snprintf(title, sizeof(title), "%.*s: predicted vs measured", len,
+                 base);
     const char *args[] = {tsv, prefix, title};
     return no_plots ? 0 : cli_sim_plot("compare", "compare.gp", args, 3);
 }

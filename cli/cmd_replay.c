@@ -16,16 +16,19 @@
 static const char usage[] =
     "usage: herd replay TRACE [--engine sim|tcp|gloo|nccl] [--scenario FILE]\n"
     "         [--set KEY=VALUE]... [--steps N] [-o DIR] [--no-plots]\n"
+    "         [--gantt-ranks LIST]\n"
     "Replays TRACE (herd-trace JSON). sim (default): every rank in virtual\n"
     "time on the scenario's cluster (default: nodes of 8 GPUs, as many as\n"
     "the trace needs); writes DIR/timeline.json/.tsv and gantt plots.\n"
     "tcp, nccl: run under `herd launch`; each rank writes\n"
     "DIR/timeline-rank<R>.json/.tsv (measured; see herd compare).\n"
-    "The trace is rescaled when the world size differs.\n"
+    "The trace is rescaled when the world size differs. --gantt-ranks\n"
+    "LIST: the ranks the Gantt chart shows (e.g. 0-7,256-263; at most 64;\n"
+    "default: ranks 0-31, and the title says so).\n"
     "Exit: 0 ok, 1 the run failed or hung, 2 bad usage or input.\n";
 
 typedef struct rp_args {
-    const char *trace, *engine, *scenario, *out;
+    const char *trace, *engine, *scenario, *out, *gantt_ranks;
     char *sets[64];
     int nsets, steps, no_plots;
 } rp_args_t;
@@ -53,6 +56,8 @@ static int rp_parse(int argc, char **argv, rp_args_t *a)
             a->steps = (int)v;
         } else if (!strcmp(s, "--no-plots"))
             a->no_plots = 1;
+        else if (!strcmp(s, "--gantt-ranks") && more)
+            a->gantt_ranks = argv[++i];
         else if (s[0] == '-' || a->trace)
             return cli_usage_error("replay",
                                    "unexpected argument '%s' (see "
@@ -165,15 +170,28 @@ static int rp_sim(const rp_args_t *a)
     trace_timeline_t *tl = NULL;
     int rc = rp_scenario(a, &sc, &t);
     const char *dir = a->out ? a->out : "out/replay";
-    if (!rc && (cli_sim_mkdir("replay", dir) || trace_timeline_create(&tl) ||
-                trace_timeline_set_meta(tl, "engine", "sim") ||
-                trace_timeline_set_meta(tl, "trace", a->trace)))
+    if (!rc && a->gantt_ranks &&
+        cli_sim_gantt_rows("replay", a->gantt_ranks, t->world_size, NULL, 0))
+        rc = 2;
+    if (!rc &&
+        (cli_sim_mkdir("replay", dir) || trace_timeline_create(&tl) ||
+         trace_timeline_set_meta(tl, "engine", "sim") ||
+         trace_timeline_set_meta(tl, "trace", a->trace) ||
+         (t->name && *t->name && trace_timeline_set_meta(tl, "name", t->name))))
         rc = 2;
     if (!rc) {
         printf("replay %s on sim: %d ranks\n", a->trace, t->world_size);
         herd_status_t st = cli_sim_replay(sc, t, a->steps, tl);
         cli_sim_print_kinds(tl, stdout);
-        rc = cli_sim_write_timeline("replay", tl, dir, a->trace, a->no_plots);
+        /* titled with the trace's (or scenario's) name, not the path */
+        char title[512];
+        snprintf(title, sizeof(title), "%s: %d ranks (replay on sim)",
+                 sc->name && *sc->name ? sc->name
+                 : t->name && *t->name ? t->name
+                                       : a->trace,
+                 t->world_size);
+        rc = cli_sim_write_timeline("replay", tl, dir, title, a->gantt_ranks,
+                                    a->no_plots);
         rc = rc ? rc : st ? 1 : 0;
     }
     trace_timeline_destroy(tl);

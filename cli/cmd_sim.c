@@ -18,6 +18,7 @@
 
 static const char usage[] =
     "usage: herd sim SCENARIO [-o DIR] [--set KEY=VALUE]... [--no-plots]\n"
+    "         [--gantt-ranks LIST]\n"
     "Runs the scenario's workload (a trace, a collective size sweep or a\n"
     "DDP model) on the simulator in virtual time, prints a summary (and\n"
     "the diagnosis of a hang) and writes into DIR (default out/<name>):\n"
@@ -25,11 +26,13 @@ static const char usage[] =
     "gantt.png/.svg, scenario.yaml (the effective scenario, after --set),\n"
     "and for sweeps sweep.tsv and busbw.png/.svg.\n"
     "--set overrides any scenario key (cluster.nodes=16, seed=3, ...).\n"
+    "--gantt-ranks LIST: the ranks the Gantt chart shows (e.g. 0-7,256-263;\n"
+    "at most 64; default: ranks 0-31, and the title says so).\n"
     "Exit: 0 ok, 1 the run failed or hung, 2 bad usage or input.\n";
 
 typedef struct sim_args {
     const char *scenario;
-    const char *out;
+    const char *out, *gantt_ranks;
     char *sets[64];
     int nsets, no_plots;
 } sim_args_t;
@@ -45,6 +48,8 @@ static int sim_parse(int argc, char **argv, sim_args_t *a)
             a->sets[a->nsets++] = argv[++i];
         else if (!strcmp(s, "--no-plots"))
             a->no_plots = 1;
+        else if (!strcmp(s, "--gantt-ranks") && i + 1 < argc)
+            a->gantt_ranks = argv[++i];
         else if (s[0] == '-' || a->scenario)
             return cli_usage_error("sim",
                                    "unexpected argument '%s' (see "
@@ -96,8 +101,57 @@ int cli_sim_plot(const char *cmd, const char *script, const char *const *args,
     return 0;
 }
 
+int cli_sim_gantt_rows(const char *cmd, const char *spec, int world, char *rows,
+                       size_t len)
+{
+    int list[SIM_GANTT_MAX_ROWS], n = 0;
+    size_t o = 0;
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%s", spec ? spec : "");
+    if (!spec) /* the first ranks */
+        for (int r = 0; r < world && n < 32; r++)
+            list[n++] = r;
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w;
+         w = strtok_r(NULL, ",", &save)) {
+        long a, b;
+        char *dash = strchr(w + 1, '-');
+        if (dash)
+            *dash = '\0';
+        if (cli_parse_int(w, 0, world - 1, &a) ||
+            cli_parse_int(dash ? dash + 1 : w, a, world - 1, &b))
+            return cli_usage_error(cmd,
+                                   "--gantt-ranks '%s': expected ranks or "
+                                   "ranges A-B in [0, %d], comma separated",
+                                   spec, world - 1);
+        for (long r = a; r <= b; r++) {
+            for (int k = 0; k < n; k++)
+                if (list[k] == r)
+                    return cli_usage_error(cmd,
+                                           "--gantt-ranks '%s': rank %ld "
+                                           "twice",
+                                           spec, r);
+            if (n == SIM_GANTT_MAX_ROWS)
+                return cli_usage_error(cmd,
+                                       "--gantt-ranks '%s': more than %d "
+                                       "ranks (a Gantt chart shows at most "
+                                       "%d rows)",
+                                       spec, SIM_GANTT_MAX_ROWS,
+                                       SIM_GANTT_MAX_ROWS);
+            list[n++] = (int)r;
+        }
+    }
+    if (!n)
+        return cli_usage_error(cmd, "--gantt-ranks '%s': no rank", spec);
+    if (rows)
+        for (int k = 0; k < n && o < len; k++)
+            o += (size_t)snprintf(rows + o, len - o, "%s%d", k ? " " : "",
+                                  list[k]);
+    return 0;
+}
+
 int cli_sim_write_timeline(const char *cmd, trace_timeline_t *tl,
-                           const char *dir, const char *title, int no_plots)
+                           const char *dir, const char *title,
+                           const char *gantt_ranks, int no_plots)
 {
     char json[4096], tsv[4096], gantt[4096], err[1024];
     snprintf(json, sizeof(json), "%s/timeline.json", dir);
@@ -114,14 +168,27 @@ int cli_sim_write_timeline(const char *cmd, trace_timeline_t *tl,
         return 2;
     }
     printf("wrote:\n  %s (open in ui.perfetto.dev)\n  %s\n", json, tsv);
-    if (no_plots)
-        return 0;
     size_t n = trace_timeline_count(tl);
-    int ranks = n ? trace_timeline_recs(tl)[n - 1].rank + 1 : 0;
-    char full[640];
-    snprintf(full, sizeof(full), "%s%s", title,
-             ranks > 32 ? ", ranks 0-31 shown" : "");
-    const char *args[] = {tsv, gantt, full, "31"};
+    if (no_plots || n == 0)
+        return 0;
+    int world = 0;
+    for (size_t i = 0; i < n; i++)
+        if (trace_timeline_recs(tl)[i].rank >= world)
+            world = trace_timeline_recs(tl)[i].rank + 1;
+    char rows[SIM_GANTT_MAX_ROWS * 8], full[1600];
+    if (cli_sim_gantt_rows(cmd, gantt_ranks, world, rows, sizeof(rows)))
+        return 2;
+    /* the title says which ranks a large run's chart shows */
+    if (gantt_ranks)
+        snprintf(full, sizeof(full), "%s, ranks %s of %d shown", title,
+                 gantt_ranks, world);
+    else if (world > 32)
+        snprintf(full, sizeof(full),
+                 "%s, ranks 0-31 of %d shown (--gantt-ranks LIST chooses)",
+                 title, world);
+    else
+        snprintf(full, sizeof(full), "%s", title);
+    const char *args[] = {tsv, gantt, full, rows};
     return cli_sim_plot(cmd, "gantt.gp", args, 4);
 }
 
@@ -477,12 +544,18 @@ static int sim_main(const sim_args_t *a, trace_scenario_t *sc)
                 sc->path);
         return 2;
     }
+    if (a->gantt_ranks &&
+        cli_sim_gantt_rows("sim", a->gantt_ranks, trace_scenario_world_size(sc),
+                           NULL, 0))
+        return 2;
     if (cli_sim_mkdir("sim", dir))
         return 2;
     trace_timeline_t *tl = NULL;
     if (trace_timeline_create(&tl) ||
         trace_timeline_set_meta(tl, "engine", "sim") ||
-        trace_timeline_set_meta(tl, "scenario", sc->path)) {
+        trace_timeline_set_meta(tl, "scenario", sc->path) ||
+        (sc->name && *sc->name &&
+         trace_timeline_set_meta(tl, "name", sc->name))) {
         trace_timeline_destroy(tl);
         return 2;
     }
@@ -495,7 +568,8 @@ static int sim_main(const sim_args_t *a, trace_scenario_t *sc)
         cli_sim_print_kinds(tl, stdout);
         snprintf(title, sizeof(title), "%s: %d ranks (sim)", name,
                  trace_scenario_world_size(sc));
-        int wrc = cli_sim_write_timeline("sim", tl, dir, title, a->no_plots);
+        int wrc = cli_sim_write_timeline("sim", tl, dir, title, a->gantt_ranks,
+                                         a->no_plots);
         if (!wrc && sc->wl_kind == TRACE_WL_SWEEP)
             wrc = sim_sweep_outputs(sc, tl, dir, a->no_plots);
         rc = wrc ? wrc : rc;

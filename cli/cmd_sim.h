@@ -12,10 +12,21 @@
 
 /* mkdir -p; prints the error. 0 ok, 2 failure. */
 int cli_sim_mkdir(const char *cmd, const char *dir);
+#define SIM_GANTT_MAX_ROWS 64
+
+/* The Gantt chart's ranks: `spec` ("0-7,64,100-103"; NULL: ranks 0-31)
+ * checked against `world` ranks and, when rows is not NULL, expanded
+ * into "0 1 ... 7 64 ..." for plots/gantt.gp. Prints the error; 0 ok,
+ * 2 bad spec. */
+int cli_sim_gantt_rows(const char *cmd, const char *spec, int world, char *rows,
+                       size_t len);
 /* DIR/timeline.json, DIR/timeline.tsv and, unless no_plots, the Gantt
- * chart DIR/gantt.png/.svg. Prints what it wrote; 0 ok, 2 failure. */
+ * chart DIR/gantt.png/.svg of the ranks `gantt_ranks` names (NULL: the
+ * first 32; the title says which are shown). Prints what it wrote; 0 ok,
+ * 2 failure. */
 int cli_sim_write_timeline(const char *cmd, trace_timeline_t *tl,
-                           const char *dir, const char *title, int no_plots);
+                           const char *dir, const char *title,
+                           const char *gantt_ranks, int no_plots);
 /* DIR/timeline-rank<R>.json/.tsv of one process; 0 ok, 2 failure. */
 int cli_sim_write_rank_timeline(trace_timeline_t *tl, const char *dir,
                                 const char *rank);

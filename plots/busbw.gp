@@ -10,11 +10,16 @@ ttl = (ARGC >= 3) ? ARG3 : "bus bandwidth"
 set datafile separator "\t"
 stats data using 2 nooutput
 nblocks = STATS_blocks
+# pad the range: a tick exactly on the autoscaled edge can be dropped
+# (the largest size lost its label), and end points sit on the border
+xlo = STATS_min / 1.25
+xhi = STATS_max * 1.25
 
 set title ttl noenhanced
 set xlabel "message size (bytes)"
 set ylabel "bus bandwidth (GB/s)"
 set logscale x 2
+set xrange [xlo:xhi]
 # tick labels at the measured sizes, in binary units
 sz(b) = b >= 2**30 ? sprintf("%gGiB", b / 2.**30) : \
         b >= 2**20 ? sprintf("%gMiB", b / 2.**20) : \
