@@ -138,24 +138,26 @@ herd_status_t scn_f_map(scn_ctx_t *c, struct fy_node *n, void *base,
     return scn_map(c, n, (char *)base + f->off, f->sub);
 }
 
-herd_status_t scn_ddp_put(trace_scenario_t *sc, const char *key,
-                          const char *value, int line, int col, int flow)
+/* Set key in a section kept as strings (ddp, fsdp), replacing an
+ * earlier value. */
+static herd_status_t scn_kv_put(trace_kv_t **list, size_t *n, const char *key,
+                                const char *value, int line, int col, int flow)
 {
     char *k = strdup(key), *v = strdup(value);
     if (!k || !v)
         goto fail;
-    for (size_t i = 0; i < sc->nddp; i++)
-        if (!strcmp(sc->ddp[i].key, key)) {
-            free(sc->ddp[i].key);
-            free(sc->ddp[i].value);
-            sc->ddp[i] = (trace_kv_t){k, v, line, col, flow};
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*list)[i].key, key)) {
+            free((*list)[i].key);
+            free((*list)[i].value);
+            (*list)[i] = (trace_kv_t){k, v, line, col, flow};
             return HERD_OK;
         }
-    trace_kv_t *grown = realloc(sc->ddp, (sc->nddp + 1) * sizeof(*grown));
+    trace_kv_t *grown = realloc(*list, (*n + 1) * sizeof(*grown));
     if (!grown)
         goto fail;
-    sc->ddp = grown;
-    sc->ddp[sc->nddp++] = (trace_kv_t){k, v, line, col, flow};
+    *list = grown;
+    (*list)[(*n)++] = (trace_kv_t){k, v, line, col, flow};
     return HERD_OK;
 fail:
     free(k);
@@ -163,32 +165,46 @@ fail:
     return HERD_ERR_NO_MEMORY;
 }
 
-/* The text of a DDP value: a scalar as written, else one-line flow YAML. */
+herd_status_t scn_ddp_put(trace_scenario_t *sc, const char *key,
+                          const char *value, int line, int col, int flow)
+{
+    return scn_kv_put(&sc->ddp, &sc->nddp, key, value, line, col, flow);
+}
+
+herd_status_t scn_fsdp_put(trace_scenario_t *sc, const char *key,
+                           const char *value, int line, int col, int flow)
+{
+    return scn_kv_put(&sc->fsdp, &sc->nfsdp, key, value, line, col, flow);
+}
+
+/* The text of a DDP (or FSDP) value: a scalar as written, else one-line
+ * flow YAML. */
 static herd_status_t scn_ddp_value(scn_ctx_t *c, const char *key,
-                                   struct fy_node *v)
+                                   struct fy_node *v, trace_wl_kind_t kind)
 {
     int line = 0, col = 0;
+    herd_status_t (*put)(trace_scenario_t *, const char *, const char *, int,
+                         int, int) =
+        kind == TRACE_WL_FSDP ? scn_fsdp_put : scn_ddp_put;
+    const char *sec = kind == TRACE_WL_FSDP ? "fsdp" : "ddp";
     scn_node_mark(v, &line, &col, 0);
     if (v && fy_node_is_scalar(v))
-        return scn_ddp_put(c->sc, key, fy_node_get_scalar0(v), line, col, 0);
+        return put(c->sc, key, fy_node_get_scalar0(v), line, col, 0);
     if (!v)
-        return scn_error(c, v, "expected a value for ddp.%s", key);
+        return scn_error(c, v, "expected a value for %s.%s", sec, key);
     char *text = fy_emit_node_to_string(v, FYECF_MODE_FLOW_ONELINE |
                                                FYECF_NO_ENDING_NEWLINE);
     if (!text)
         return HERD_ERR_NO_MEMORY;
-    herd_status_t st = scn_ddp_put(c->sc, key, text, line, col, 1);
+    herd_status_t st = put(c->sc, key, text, line, col, 1);
     free(text);
     return st;
 }
 
-herd_status_t scn_f_ddp(scn_ctx_t *c, struct fy_node *n, void *base,
-                        const scn_field_t *f)
+/* A section of settings kept as strings for the workload model. */
+static herd_status_t scn_kv_section(scn_ctx_t *c, struct fy_node *n,
+                                    trace_wl_kind_t kind)
 {
-    if (!n || !fy_node_is_mapping(n))
-        return scn_error(c, n,
-                         "expected a mapping of DDP settings, e.g. "
-                         "{model: resnet50.json, bucket_cap_mb: 25}");
     void *it = NULL;
     struct fy_node_pair *p;
     while ((p = fy_node_mapping_iterate(n, &it))) {
@@ -197,22 +213,46 @@ herd_status_t scn_f_ddp(scn_ctx_t *c, struct fy_node *n, void *base,
             k && fy_node_is_scalar(k) ? fy_node_get_scalar0(k) : NULL;
         if (!key || !*key)
             return scn_error(c, k, "expected a plain key");
-        herd_status_t st = scn_ddp_value(c, key, fy_node_pair_value(p));
+        herd_status_t st = scn_ddp_value(c, key, fy_node_pair_value(p), kind);
         if (st)
             return st;
     }
-    return scn_workload_kind(c, n, TRACE_WL_DDP);
+    return scn_workload_kind(c, n, kind);
+}
+
+herd_status_t scn_f_ddp(scn_ctx_t *c, struct fy_node *n, void *base,
+                        const scn_field_t *f)
+{
+    (void)base;
+    (void)f;
+    if (!n || !fy_node_is_mapping(n))
+        return scn_error(c, n,
+                         "expected a mapping of DDP settings, e.g. "
+                         "{model: resnet50.json, bucket_cap_mb: 25}");
+    return scn_kv_section(c, n, TRACE_WL_DDP);
+}
+
+herd_status_t scn_f_fsdp(scn_ctx_t *c, struct fy_node *n, void *base,
+                         const scn_field_t *f)
+{
+    (void)base;
+    (void)f;
+    if (!n || !fy_node_is_mapping(n))
+        return scn_error(c, n,
+                         "expected a mapping of FSDP settings, e.g. "
+                         "{model: gpt2_small, strategy: FULL_SHARD}");
+    return scn_kv_section(c, n, TRACE_WL_FSDP);
 }
 
 herd_status_t scn_workload_kind(scn_ctx_t *c, struct fy_node *n,
                                 trace_wl_kind_t kind)
 {
-    static const char *names[] = {"none", "trace", "sweep", "ddp"};
+    static const char *names[] = {"none", "trace", "sweep", "ddp", "fsdp"};
     trace_wl_kind_t old = c->sc->wl_kind;
     if (!c->from_set && old != TRACE_WL_NONE && old != kind)
         return scn_error(c, n,
                          "the workload is already a %s; expected one "
-                         "of trace, sweep or ddp",
+                         "of trace, sweep, ddp or fsdp",
                          names[old]);
     c->sc->wl_kind = kind;
     return HERD_OK;
@@ -259,6 +299,11 @@ void trace_scenario_destroy(trace_scenario_t *sc)
         free(sc->ddp[i].value);
     }
     free(sc->ddp);
+    for (size_t i = 0; i < sc->nfsdp; i++) {
+        free(sc->fsdp[i].key);
+        free(sc->fsdp[i].value);
+    }
+    free(sc->fsdp);
     free(sc->trace_path);
     free(sc->faults);
     free(sc->link_ovr);
@@ -433,6 +478,16 @@ herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
         sc->wl_kind = TRACE_WL_DDP;
         return scn_ddp_put(sc, k, value, 0, 0,
                            value[0] == '[' || value[0] == '{');
+    }
+    if (!strncmp(key, "fsdp.", 5) || !strncmp(key, "workload.fsdp.", 14)) {
+        const char *k = key + (key[0] == 'f' ? 5 : 14);
+        if (!*k) {
+            snprintf(err, errlen, "--set %s: missing the FSDP key", key);
+            return HERD_ERR_PARSE;
+        }
+        sc->wl_kind = TRACE_WL_FSDP;
+        return scn_fsdp_put(sc, k, value, 0, 0,
+                            value[0] == '[' || value[0] == '{');
     }
     char name[SCN_PATH_MAX + 8];
     snprintf(name, sizeof(name), "--set %s", key);

@@ -121,6 +121,23 @@ static void sw_sweep(const trace_sweep_t *sw, FILE *f)
             sw->warmup);
 }
 
+/* A section kept as strings (ddp, fsdp): flow values as written. */
+static void sw_kv_section(const char *name, const trace_kv_t *kv, size_t n,
+                          FILE *f)
+{
+    fprintf(f, "  %s:\n", name);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "    ");
+        sw_scalar(kv[i].key, f);
+        fprintf(f, ": ");
+        if (kv[i].flow)
+            fputs(kv[i].value, f);
+        else
+            sw_scalar(kv[i].value, f);
+        fputc('\n', f);
+    }
+}
+
 static void sw_workload(const trace_scenario_t *sc, FILE *f)
 {
     if (sc->wl_kind == TRACE_WL_NONE && !sc->steps)
@@ -135,19 +152,10 @@ static void sw_workload(const trace_scenario_t *sc, FILE *f)
     }
     if (sc->wl_kind == TRACE_WL_SWEEP)
         sw_sweep(&sc->sweep, f);
-    if (sc->wl_kind == TRACE_WL_DDP) {
-        fprintf(f, "  ddp:\n");
-        for (size_t i = 0; i < sc->nddp; i++) {
-            fprintf(f, "    ");
-            sw_scalar(sc->ddp[i].key, f);
-            fprintf(f, ": ");
-            if (sc->ddp[i].flow)
-                fputs(sc->ddp[i].value, f);
-            else
-                sw_scalar(sc->ddp[i].value, f);
-            fputc('\n', f);
-        }
-    }
+    if (sc->wl_kind == TRACE_WL_DDP)
+        sw_kv_section("ddp", sc->ddp, sc->nddp, f);
+    if (sc->wl_kind == TRACE_WL_FSDP)
+        sw_kv_section("fsdp", sc->fsdp, sc->nfsdp, f);
     if (sc->steps)
         fprintf(f, "  steps: %d\n", sc->steps);
 }
