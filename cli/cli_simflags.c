@@ -92,6 +92,12 @@ static int parse_time(const char *cmd, const char *name, const char *v,
     double x;
     if (trace_parse_time(v, &x) != HERD_OK || !(x >= 0))
         return bad(cmd, name, v, TRACE_FORM_TIME);
+    if (x > 3600) { /* the latencies' range in scenarios, too */
+        cli_usage_error(cmd, "%s: '%s' is out of range; expected a time "
+                             "between 0s and 3600s",
+                        name, v);
+        return -1;
+    }
     *out = x;
     return 1;
 }
@@ -124,9 +130,12 @@ static int parse_misc(const char *cmd, const char *name, const char *v,
     }
     if (!strcmp(name, "--chunk")) {
         uint64_t b;
-        if ((trace_parse_bytes(v, &b) != HERD_OK &&
-             cli_parse_bytes(v, &b) != 0) ||
-            b == 0)
+        char why[160];
+        if (trace_parse_bytes_flag(v, &b, why, sizeof(why)) != HERD_OK) {
+            cli_usage_error(cmd, "%s: %s", name, why);
+            return -1;
+        }
+        if (b == 0)
             return bad(cmd, name, v, TRACE_FORM_BYTES);
         f->chunk = b;
         return 1;

@@ -96,9 +96,11 @@ static int bad_value(const char *flag, const char *v, const char *what)
 
 static int set_bytes(const char *flag, const char *v, uint64_t *out)
 {
-    /* nccl-tests' "1M"/"128K" (binary) as well as the unit spellings */
-    if (trace_parse_bytes(v, out) != HERD_OK && cli_parse_bytes(v, out) != 0)
-        return bad_value(flag, v, TRACE_FORM_BYTES " or 1M");
+    /* nccl-tests' "1M"/"128K" (binary) as well as the unit spellings;
+     * no hex, no guessing what "1mb" means */
+    char why[160];
+    if (trace_parse_bytes_flag(v, out, why, sizeof(why)) != HERD_OK)
+        return cli_usage_error("perf", "%s: %s", flag, why);
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "trace/scenario.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
+#include "trace/units.h"
 
 static const char *base_yaml = "name: base\n"
                                "cluster: {nodes: 1, gpus_per_node: 2}\n";
@@ -179,7 +180,7 @@ START_TEST(test_dirname)
              ">/dev/null && ls '%s' '%s/a' '%s/a/out'",
              dir, tu_herd_binary(), tu_herd_binary(), dir, dir, dir);
     ck_assert_int_eq(tu_run(cmd, &out), 0);
-    ck_assert_msg(!strstr(out, "escaped\n") && !strstr(out, "setname\n") &&
+    ck_assert_msg(!strstr(out, "\nescaped\n") && !strstr(out, "\nsetname\n") &&
                       strstr(out, "_._.._escaped") &&
                       strstr(out, "_._.._.._setname"),
                   "%s", out);
@@ -297,6 +298,73 @@ START_TEST(test_timeline)
 }
 END_TEST
 
+START_TEST(test_units)
+{
+    uint64_t b = 7;
+    char why[160] = "";
+    /* hex was taken by strtod: docs/formats.md rejects it */
+    ck_assert_int_eq(trace_parse_bytes("0x10", &b), HERD_ERR_PARSE);
+    ck_assert_int_eq(trace_parse_bytes("0x10MiB", &b), HERD_ERR_PARSE);
+    double d;
+    ck_assert_int_eq(trace_parse_time("0x1p3s", &d), HERD_ERR_PARSE);
+    ck_assert_int_eq(trace_parse_bandwidth("0x10Gbps", &d), HERD_ERR_PARSE);
+    ck_assert_uint_eq(b, 7);
+    ck_assert_int_eq(trace_parse_bytes("1.5e3KB", &b), 0);
+    ck_assert_uint_eq(b, 1500000);
+    /* flags: nccl-tests' binary K/M/G, no guessing at "mb" */
+    ck_assert_int_eq(trace_parse_bytes_flag("1M", &b, why, sizeof(why)), 0);
+    ck_assert_uint_eq(b, 1u << 20);
+    ck_assert_int_eq(trace_parse_bytes_flag("128k", &b, why, sizeof(why)), 0);
+    ck_assert_uint_eq(b, 128u << 10);
+    ck_assert_int_eq(trace_parse_bytes_flag("1MB", &b, why, sizeof(why)), 0);
+    ck_assert_uint_eq(b, 1000000);
+    ck_assert_int_eq(trace_parse_bytes_flag("1mb", &b, why, sizeof(why)),
+                     HERD_ERR_PARSE);
+    ck_assert_msg(strstr(why, "'1mb' is ambiguous: write 1MB") &&
+                      strstr(why, "1MiB"),
+                  "%s", why);
+    ck_assert_int_eq(trace_parse_bytes_flag("0x10", &b, why, sizeof(why)),
+                     HERD_ERR_PARSE);
+    ck_assert_int_eq(
+        trace_parse_bytes_flag("99999999999999999999G", &b, why, sizeof(why)),
+        HERD_ERR_OVERFLOW);
+    ck_assert_int_eq(
+        trace_parse_bytes_flag("17179869184G", &b, why, sizeof(why)),
+        HERD_ERR_OVERFLOW);
+
+    /* herd perf: exit 2 naming the flag */
+    static const struct {
+        const char *args, *expect;
+    } cases[] = {
+        {"perf -b 0x10 -n 1 -w 0", "--minbytes: '0x10' is not"},
+        {"perf -e 1mb -n 1 -w 0", "--maxbytes: '1mb' is ambiguous"},
+        {"perf --inter-lat 1e308s -n 1 -w 0",
+         "--inter-lat: '1e308s' is out of range; expected a time between 0s "
+         "and 3600s"},
+        {"perf --chunk 0x1000 -n 1 -w 0", "--chunk: '0x1000' is not"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *out = NULL;
+        int rc = tu_herd(cases[i].args, &out);
+        ck_assert_msg(rc == 2 && strstr(out, cases[i].expect), "%s: rc %d: %s",
+                      cases[i].args, rc, out);
+        free(out);
+    }
+    /* the scenario's range is in the message */
+    char err[512];
+    trace_scenario_t *sc = NULL;
+    ck_assert_int_eq(
+        trace_scenario_load_string(
+            "cluster: {inter: {bandwidth: 1Gbps, latency: 1e308s}}\n", "s.yaml",
+            &sc, err, sizeof(err)),
+        HERD_ERR_PARSE);
+    ck_assert_msg(strstr(err, "s.yaml:1:46: cluster.inter.latency: 1e308s is "
+                              "out of range; expected a time between 0s and "
+                              "3600s"),
+                  "%s", err);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trace_hostile");
@@ -307,6 +375,7 @@ int main(void)
     tcase_add_test(tc, test_escape);
     tcase_add_test(tc, test_trace_top);
     tcase_add_test(tc, test_timeline);
+    tcase_add_test(tc, test_units);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

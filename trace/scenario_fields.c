@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,8 +151,20 @@ static herd_status_t scn_f_double_unit(scn_ctx_t *c, struct fy_node *n,
     st = is_time ? trace_parse_time(s, &v) : trace_parse_bandwidth(s, &v);
     if (st)
         return scn_unit_error(c, n, s, st, form);
-    if (v < f->lo || v > f->hi)
-        return scn_error(c, n, "%s is out of range; expected %s", s, form);
+    if (v < f->lo || v > f->hi) {
+        char lo[32], hi[32];
+        if (is_time) {
+            trace_format_time(f->lo, lo, sizeof(lo));
+            trace_format_time(f->hi, hi, sizeof(hi));
+        } else {
+            snprintf(lo, sizeof(lo), "%gB/s", f->lo);
+            snprintf(hi, sizeof(hi), "%gB/s", f->hi);
+        }
+        return scn_error(c, n,
+                         "%s is out of range; expected %s between %s "
+                         "and %s",
+                         s, is_time ? "a time" : "a bandwidth", lo, hi);
+    }
     *SCN_DST(base, f, double) = v;
     return HERD_OK;
 }
@@ -489,6 +502,7 @@ static const scn_field_t scn_workload_fields[] = {
     {"trace", scn_f_wl_trace, 0, NOARG},
     {"sweep", scn_f_wl_sweep, SC(sweep), scn_sweep_fields, 0, 0, 0, 0, NULL},
     {"ddp", scn_f_ddp, 0, NOARG},
+    {"fsdp", scn_f_fsdp, 0, NOARG},
     {"steps", scn_f_int, SC(steps), NUM(0, 1000000)},
     {NULL, NULL, 0, NOARG}};
 

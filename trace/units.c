@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +52,29 @@ static herd_status_t units_parse(const char *s, const units_suffix_t *table,
         return HERD_ERR_PARSE;
     while (isspace((unsigned char)*s))
         s++;
-    /* Only plain decimals: strtod would also take hex, inf and nan. */
-    if (!isdigit((unsigned char)*s) && *s != '.')
+    /* Only plain decimals: strtod would also take hex ("0x10"), inf and
+     * nan, so the number's extent is found here and strtod must agree. */
+    const char *p = s;
+    int digits = 0;
+    while (isdigit((unsigned char)*p))
+        p++, digits++;
+    if (*p == '.')
+        for (p++; isdigit((unsigned char)*p); p++)
+            digits++;
+    if (digits && (*p == 'e' || *p == 'E')) {
+        const char *q = p + 1 + (p[1] == '+' || p[1] == '-');
+        if (isdigit((unsigned char)*q)) {
+            while (isdigit((unsigned char)*q))
+                q++;
+            p = q;
+        }
+    }
+    if (!digits)
         return HERD_ERR_PARSE;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s)
+    if (end != p)
         return HERD_ERR_PARSE;
     if (errno == ERANGE || !isfinite(v))
         return HERD_ERR_OVERFLOW;
@@ -89,6 +106,50 @@ herd_status_t trace_parse_bytes(const char *s, uint64_t *out)
         return HERD_ERR_PARSE; /* a fraction of a byte */
     *out = (uint64_t)v;
     return HERD_OK;
+}
+
+herd_status_t trace_parse_bytes_flag(const char *s, uint64_t *out, char *why,
+                                     size_t whylen)
+{
+    herd_status_t st = trace_parse_bytes(s, out);
+    if (st != HERD_ERR_PARSE) {
+        if (st)
+            snprintf(why, whylen, "'%s' is too large (at most 2^64 - 1 bytes)",
+                     s);
+        return st;
+    }
+    /* nccl-tests' spellings: a whole number and one of K, M, G (either
+     * case), powers of 1024. */
+    const char *p = s;
+    while (isdigit((unsigned char)*p))
+        p++;
+    static const char binary[] = "KMG";
+    const char *u = *p ? strchr(binary, toupper((unsigned char)*p)) : NULL;
+    if (p > s && u && !p[1]) {
+        errno = 0;
+        unsigned long long v = strtoull(s, NULL, 10);
+        unsigned shift = 10 * (unsigned)(u - binary + 1);
+        if (errno || v > (UINT64_MAX >> shift)) {
+            snprintf(why, whylen, "'%s' is too large (at most 2^64 - 1 bytes)",
+                     s);
+            return HERD_ERR_OVERFLOW;
+        }
+        *out = (uint64_t)v << shift;
+        return HERD_OK;
+    }
+    /* "1mb", "4kb": decimal or binary? Refuse rather than guess. */
+    size_t n = strlen(p);
+    if (p > s && n == 2 && tolower((unsigned char)p[0]) != 'b' &&
+        strchr("kmgtKMGT", p[0]) && (p[1] == 'b' || p[1] == 'B')) {
+        char up = (char)toupper((unsigned char)p[0]);
+        snprintf(why, whylen,
+                 "'%s' is ambiguous: write %.*s%cB (powers of 1000) or "
+                 "%.*s%ciB (powers of 1024)",
+                 s, (int)(p - s), s, up, (int)(p - s), s, up);
+        return HERD_ERR_PARSE;
+    }
+    snprintf(why, whylen, "'%s' is not %s or 1M", s, TRACE_FORM_BYTES);
+    return HERD_ERR_PARSE;
 }
 
 herd_status_t trace_parse_bandwidth(const char *s, double *bytes_per_s)

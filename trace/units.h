@@ -9,6 +9,7 @@
 #ifndef HERD_TRACE_UNITS_H
 #define HERD_TRACE_UNITS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <herd/status.h>
@@ -25,6 +26,15 @@
 herd_status_t trace_parse_bytes(const char *s, uint64_t *out);
 herd_status_t trace_parse_bandwidth(const char *s, double *bytes_per_s);
 herd_status_t trace_parse_time(const char *s, double *seconds);
+
+/* A size as command-line flags take it: every form trace_parse_bytes
+ * takes, and nccl-tests' "128K", "1M", "4G" (either case, powers of
+ * 1024). A lowercase "mb"/"kb"/"gb" is refused as ambiguous (1000 or
+ * 1024?) with a message that offers both spellings; hex, signs and
+ * fractions of a byte are refused. On error `why` says what (for
+ * "FLAG: why"). */
+herd_status_t trace_parse_bytes_flag(const char *s, uint64_t *out, char *why,
+                                     size_t whylen);
 
 /* Format a size with the largest binary unit that divides it exactly
  * ("25MiB", "1000B") and a time in the largest unit that keeps it >= 1
