@@ -47,7 +47,9 @@ typedef struct kineto_ev {
     uint8_t ndim;  /* GRAD: shape[ndim], when has_count */
     int16_t group; /* index into the rank's groups; -1: world/unknown */
     int64_t tid;   /* thread or GPU stream */
-    long number;   /* STEP: N of ProfilerStep#N */
+    long number;   /* STEP: N of ProfilerStep#N; LAUNCH: 1 when from
+                      record_param_comms; while reading, -1 marks the
+                      AccumulateGrad child merged into its GRAD parent */
     uint64_t ts_ns, dur_ns;
     uint64_t count; /* elements (collective as in herd's API; grad numel) */
     int64_t shape[KINETO_MAX_DIMS];
