@@ -6,20 +6,28 @@
  * dtype mismatch, state mismatch (some ranks completed a collective that
  * failed or timed out on others). For each group it walks the sequence numbers
  * all dumps still hold and reports the first one where ranks disagree. Exit: 0
- * nothing found, 1 a problem found, 2 bad usage or input. */
+ * nothing found, 1 a problem found, 2 bad usage or input.
+ *
+ * PyTorch's Flight Recorder dumps (JSON) are read too: trace/frdump.c turns
+ * each into herd's form, so the same rules classify a torch job's hang. */
 #include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "trace/frdump.h"
 
 static const char usage[] =
-    "usage: herd diagnose DIR\n"
-    "  Analyse the flight-record dumps DIR/rank<r>.json of a run (written\n"
-    "  on timeout, on peer failure, on SIGUSR1 or by herd_flight_dump();\n"
-    "  set HERD_FLIGHT_DIR=DIR for the run). Names missing ranks and\n"
+    "usage: herd diagnose DIR | FILE...\n"
+    "  Analyse the flight-record dumps of a run: herd's (DIR/rank<r>.json,\n"
+    "  written on timeout, on peer failure, on SIGUSR1 or by\n"
+    "  herd_flight_dump(); set HERD_FLIGHT_DIR=DIR for the run) or\n"
+    "  PyTorch's Flight Recorder dumps in JSON (_dump_fr_trace_json,\n"
+    "  _dump_nccl_trace_json, TORCH_FR_DUMP_TEMP_FILE files; the rank is\n"
+    "  the number that ends the file name). Names missing ranks and\n"
     "  collective / size / dtype / state mismatches per group.\n"
     "  Exit 0: no problem found; 1: a problem found; 2: bad input.\n";
 
@@ -33,14 +41,52 @@ typedef struct dg {
     int problems;
 } dg_t;
 
+/* PyTorch writes its dump files pickled unless asked for JSON. */
+static int is_pickle(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    int c = f ? fgetc(f) : EOF;
+    if (f)
+        fclose(f);
+    return c == 0x80;
+}
+
+/* A PyTorch dump becomes herd's form (its rank from the file name). */
+static json_t *from_pytorch(json_t *root, const char *path)
+{
+    char err[512];
+    json_t *conv = NULL;
+    int rank = trace_frdump_rank_from_name(path);
+    if (rank < 0) {
+        fprintf(stderr, "herd diagnose: %s: a PyTorch flight-recorder dump "
+                "names no rank: end its file name with the rank "
+                "(rank<r>.json)\n", path);
+    } else if (trace_frdump_convert(root, rank, 0, path, &conv, err,
+                                    sizeof(err)) != HERD_OK) {
+        fprintf(stderr, "herd diagnose: %s\n", err);
+        conv = NULL;
+    }
+    json_decref(root);
+    return conv;
+}
+
 static int load_one(dg_t *d, const char *path)
 {
     json_error_t err;
+    if (is_pickle(path))
+        return fprintf(stderr, "herd diagnose: %s: a pickled dump; herd "
+                       "reads the JSON form: python3 -c 'import pickle, json, "
+                       "sys; json.dump(pickle.load(open(sys.argv[1], \"rb\")), "
+                       "open(sys.argv[2], \"w\"), default=str)' %s %s.json\n",
+                       path, path, path),
+               -1;
     json_t *root = json_load_file(path, 0, &err);
     if (!root)
         return fprintf(stderr, "herd diagnose: %s:%d:%d: %s\n", path, err.line,
                        err.column, err.text),
                -1;
+    if (trace_frdump_is_pytorch(root) && !(root = from_pytorch(root, path)))
+        return -1;
     json_t *r = json_object_get(root, "rank");
     json_t *w = json_object_get(root, "world_size");
     if (!json_is_integer(r) || !json_is_integer(w) ||
@@ -82,10 +128,9 @@ static int load_dir(dg_t *d)
     struct dirent *de;
     int rc = 0;
     while ((de = readdir(dir)) && rc == 0) {
-        int r, n = 0;
-        if (sscanf(de->d_name, "rank%d.json%n", &r, &n) != 1 ||
-            de->d_name[n] != '\0')
-            continue;
+        if (de->d_name[0] == '.' ||
+            trace_frdump_rank_from_name(de->d_name) < 0)
+            continue; /* rank<r>.json, or a name ending in its rank */
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s", d->dir, de->d_name);
         rc = load_one(d, path);
@@ -245,6 +290,32 @@ static int check_seq(dg_t *d, int gid, json_t *members, json_int_t seq)
     return 0;
 }
 
+/* Every member joined the group's last collective with the same arguments
+ * and none completed it: it is stuck in the transport (a network or
+ * device hang), PyTorch's "stuck collective". Only for PyTorch's dumps:
+ * herd's tcp engine dumps on its own timeout and names the cause there. */
+static int check_stuck(const dg_t *d, int gid, json_t *members,
+                       json_int_t seq)
+{
+    size_t n = json_array_size(members);
+    json_t *e = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int r = (int)json_integer_value(json_array_get(members, i));
+        json_int_t lo, hi;
+        if (r < 0 || r >= d->world || !d->dump[r] ||
+            !json_object_get(d->dump[r], "source"))
+            return 0;
+        e = find_entry(d, r, gid, seq, &lo, &hi);
+        if (!e || !strcmp(str(e, "state"), "completed"))
+            return 0;
+    }
+    char desc[256];
+    describe(e, seq, desc, sizeof(desc));
+    printf("group %d: class: stuck collective\n  all %zu ranks joined %s and "
+           "none completed it when the dumps were taken\n", gid, n, desc);
+    return 1;
+}
+
 static void check_group(dg_t *d, int gid)
 {
     json_t *members = group_ranks(d, gid);
@@ -266,6 +337,8 @@ static void check_group(dg_t *d, int gid)
             d->problems++;
             return;
         }
+    if (hi_all > 0 && check_stuck(d, gid, members, hi_all))
+        d->problems++;
 }
 
 static void check_all(dg_t *d)
@@ -304,11 +377,19 @@ int cli_diagnose_main(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv, usage))
         return 0;
-    if (argc != 2)
-        return cli_usage_error("diagnose", "expected one directory (see "
-                                           "--help)");
+    if (argc < 2)
+        return cli_usage_error("diagnose", "expected a directory or dump "
+                                           "files (see --help)");
     dg_t d = {.dir = argv[1]};
-    int rc = load_dir(&d);
+    int rc = 0;
+    struct stat sb;
+    if (argc == 2 && stat(argv[1], &sb) == 0 && S_ISDIR(sb.st_mode))
+        rc = load_dir(&d);
+    else {
+        d.dir = "the files given";
+        for (int i = 1; i < argc && !rc; i++)
+            rc = load_one(&d, argv[i]);
+    }
     if (rc == 0) {
         printf("herd diagnose: %d dump(s) of a %d-rank world in %s\n", d.ndumps,
                d.world, d.dir);
