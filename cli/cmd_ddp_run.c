@@ -138,6 +138,30 @@ int cli_ddp_load_scenario(const char *cmd, const char *path, char **sets,
     return 0;
 }
 
+/* Where in the scenario the setting a job error is about was written:
+ * "file:line:col: " for "ddp.KEY: ..." errors, "file:line:col: ddp.model: "
+ * for the model file's own; "" for a setting from --set or a default. */
+static const char *ddp_err_place(const trace_scenario_t *sc, const char *err,
+                                 char *buf, size_t len)
+{
+    const char *key = "model";
+    size_t klen = 5;
+    if (!strncmp(err, "ddp.", 4)) {
+        key = err + 4;
+        klen = strcspn(key, ":[ ");
+    }
+    buf[0] = '\0';
+    for (size_t i = 0; i < sc->nddp; i++) {
+        const trace_kv_t *kv = &sc->ddp[i];
+        if (strlen(kv->key) != klen || strncmp(kv->key, key, klen) ||
+            kv->line <= 0)
+            continue;
+        snprintf(buf, len, "%s:%d:%d: %s", sc->path, kv->line, kv->column,
+                 key == err + 4 ? "" : "ddp.model: ");
+    }
+    return buf;
+}
+
 int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
                      ddp_job_t **out)
 {
@@ -150,7 +174,9 @@ int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
     if (ddp_job_create(&cfg, cli_ddp_models_dir(dir, sizeof(dir)),
                        trace_scenario_world_size(sc), out, err,
                        sizeof(err)) != HERD_OK) {
-        fprintf(stderr, "herd %s: %s\n", cmd, err);
+        char place[1200];
+        fprintf(stderr, "herd %s: %s%s\n", cmd,
+                ddp_err_place(sc, err, place, sizeof(place)), err);
         return 2;
     }
     /* a model without compute predicts communication alone: say so, once

@@ -365,6 +365,49 @@ START_TEST(test_units)
 }
 END_TEST
 
+/* DDP settings are checked by the model (workload/ddp), after the
+ * scenario is read: their errors must still point into the file. */
+START_TEST(test_ddp_places)
+{
+    static const struct {
+        const char *ddp, *expect;
+    } cases[] = {
+        /* an empty mapping has no scalar: it was blamed on --set */
+        {"    bucket_cap_mb: {}\n",
+         "s.yaml:5:5: ddp.bucket_cap_mb: bad value '{}'; expected a number in "
+         "[1e-06, 1000000000]"},
+        {"    epochs: 0\n", "s.yaml:5:13: ddp.epochs: bad value '0'; expected "
+                            "a whole number in [1, 1000000]"},
+        /* a missing model was "...nosuch.json:-1:-1: unable to open" */
+        {"    model: nosuch.json\n", "s.yaml:5:12: ddp.model: "},
+        {"    shards: true\n    shard_sizes: [1, 2, 3]\n",
+         "s.yaml:6:19: ddp.shard_sizes: 3 entries for 2 ranks"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *dir = tu_tmpdir(), text[512], args[1200], *out = NULL;
+        snprintf(text, sizeof(text),
+                 "cluster: {nodes: 1, gpus_per_node: 2}\n"
+                 "workload:\n"
+                 "  ddp:\n"
+                 "    grad_accum: 1\n"
+                 "%s",
+                 cases[i].ddp);
+        const char *p = put_file(dir, "s.yaml", text, strlen(text));
+        snprintf(args, sizeof(args), "check '%s'", p);
+        int rc = tu_herd(args, &out);
+        ck_assert_msg(rc == 2 && strstr(out, cases[i].expect) &&
+                          !strstr(out, "-1:-1") && !strstr(out, "--set"),
+                      "case %zu: rc %d: %s", i, rc, out);
+        if (i == 2)
+            ck_assert_msg(strstr(out, "nosuch.json: cannot read the model") &&
+                              !strstr(out, ".json.json"),
+                          "%s", out);
+        free(out);
+        rm_dir(dir);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trace_hostile");
@@ -376,6 +419,7 @@ int main(void)
     tcase_add_test(tc, test_trace_top);
     tcase_add_test(tc, test_timeline);
     tcase_add_test(tc, test_units);
+    tcase_add_test(tc, test_ddp_places);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

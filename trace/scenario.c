@@ -180,14 +180,18 @@ herd_status_t scn_fsdp_put(trace_scenario_t *sc, const char *key,
 /* The text of a DDP (or FSDP) value: a scalar as written, else one-line
  * flow YAML. */
 static herd_status_t scn_ddp_value(scn_ctx_t *c, const char *key,
-                                   struct fy_node *v, trace_wl_kind_t kind)
+                                   struct fy_node *k, struct fy_node *v,
+                                   trace_wl_kind_t kind)
 {
     int line = 0, col = 0;
     herd_status_t (*put)(trace_scenario_t *, const char *, const char *, int,
                          int, int) =
         kind == TRACE_WL_FSDP ? scn_fsdp_put : scn_ddp_put;
     const char *sec = kind == TRACE_WL_FSDP ? "fsdp" : "ddp";
-    scn_node_mark(v, &line, &col, 0);
+    /* an empty {} or [] has no scalar to point at: use its key's place,
+     * so the model's message still names the file, not --set */
+    if (!scn_node_mark(v, &line, &col, 0))
+        scn_node_mark(k, &line, &col, 0);
     if (v && fy_node_is_scalar(v))
         return put(c->sc, key, fy_node_get_scalar0(v), line, col, 0);
     if (!v)
@@ -213,7 +217,8 @@ static herd_status_t scn_kv_section(scn_ctx_t *c, struct fy_node *n,
             k && fy_node_is_scalar(k) ? fy_node_get_scalar0(k) : NULL;
         if (!key || !*key)
             return scn_error(c, k, "expected a plain key");
-        herd_status_t st = scn_ddp_value(c, key, fy_node_pair_value(p), kind);
+        herd_status_t st =
+            scn_ddp_value(c, key, k, fy_node_pair_value(p), kind);
         if (st)
             return st;
     }

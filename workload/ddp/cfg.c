@@ -74,6 +74,17 @@ static const key_def_t keys[] = {
 };
 #undef F
 
+/* "a whole number in [1, 1000000]": the form with its range. */
+static const char *ddp_cfg_range(char *buf, size_t len, const char *what,
+                                 double lo, double hi)
+{
+    if (hi >= 1e15)
+        snprintf(buf, len, "%s in [%.15g, %g]", what, lo, hi);
+    else
+        snprintf(buf, len, "%s in [%.15g, %.15g]", what, lo, hi);
+    return buf;
+}
+
 static herd_status_t bad(char *err, size_t len, const char *key,
                          const char *value, const char *expected)
 {
@@ -172,6 +183,7 @@ static herd_status_t set_field(ddp_cfg_t *c, const key_def_t *k, const char *v,
                                char *err, size_t len)
 {
     char *base = (char *)c;
+    char form[96];
     double d;
     switch (k->kind) {
     case K_BOOL:
@@ -180,7 +192,9 @@ static herd_status_t set_field(ddp_cfg_t *c, const key_def_t *k, const char *v,
         return HERD_OK;
     case K_INT:
         if (parse_num(v, k->lo, k->hi, &d) || d != floor(d))
-            return bad(err, len, k->key, v, "a whole number in range");
+            return bad(err, len, k->key, v,
+                       ddp_cfg_range(form, sizeof(form), "a whole number",
+                                     k->lo, k->hi));
         if (!strcmp(k->key, "dataset_size") || !strcmp(k->key, "batch_size"))
             *(uint64_t *)(base + k->off) = (uint64_t)d;
         else if (!strcmp(k->key, "grad_accum") ||
@@ -191,7 +205,9 @@ static herd_status_t set_field(ddp_cfg_t *c, const key_def_t *k, const char *v,
         return HERD_OK;
     case K_DOUBLE:
         if (parse_num(v, k->lo, k->hi, (double *)(base + k->off)))
-            return bad(err, len, k->key, v, "a positive number");
+            return bad(err, len, k->key, v,
+                       ddp_cfg_range(form, sizeof(form), "a number", k->lo,
+                                     k->hi));
         return HERD_OK;
     case K_LIST:
         if (parse_list(v, k->lo, k->hi, (ddp_int_list_t *)(base + k->off)))

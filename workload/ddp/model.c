@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/escape.h"
+
 typedef struct load_ctx {
     const char *path;
     char *err;
@@ -33,6 +35,7 @@ static herd_status_t fail(const load_ctx_t *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
     va_end(ap);
+    core_escape_msg(c->err, c->errlen); /* names from the file */
     return HERD_ERR_PARSE;
 }
 
@@ -355,9 +358,20 @@ herd_status_t ddp_model_load(const char *path, ddp_model_t *out, char *err,
     json_error_t je;
     json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!root) {
-        snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column,
-                 je.text);
-        return access(path, R_OK) ? HERD_ERR_IO : HERD_ERR_PARSE;
+        if (access(path, R_OK)) {
+            snprintf(err, errlen,
+                     "%s: cannot read the model file (%m); expected a "
+                     "model name from models/ or a path to a model JSON",
+                     path);
+            return HERD_ERR_IO;
+        }
+        if (je.line > 0)
+            snprintf(err, errlen, "%s:%d:%d: %s", path, je.line, je.column,
+                     je.text);
+        else
+            snprintf(err, errlen, "%s: %s", path, je.text);
+        core_escape_msg(err, errlen); /* jansson quotes the bad text */
+        return HERD_ERR_PARSE;
     }
     ddp_model_t m = {0};
     herd_status_t st = HERD_OK;
@@ -447,9 +461,11 @@ void ddp_model_scale_compute(ddp_model_t *m, double factor)
 const char *ddp_model_resolve(const char *arg, const char *dir, char *buf,
                               size_t len)
 {
+    size_t n = strlen(arg);
+    int has_ext = n >= 5 && !strcmp(arg + n - 5, ".json");
     if (access(arg, R_OK) == 0 || strchr(arg, '/') || !dir)
         snprintf(buf, len, "%s", arg);
-    else
-        snprintf(buf, len, "%s/%s.json", dir, arg);
+    else /* "gpt2_small" or "gpt2_small.json" in the models folder */
+        snprintf(buf, len, "%s/%s%s", dir, arg, has_ext ? "" : ".json");
     return buf;
 }
