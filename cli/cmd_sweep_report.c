@@ -155,6 +155,8 @@ static void recommend(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
                100 * (rows[than].step_s - b->step_s) / rows[than].step_s,
                than == current ? "the scenario's value" : "the slowest", what);
     }
+    if (current < 0) /* nothing to keep: say why */
+        printf("; the scenario's own value is not among those swept");
     printf("\n");
 }
 
