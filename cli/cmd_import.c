@@ -386,7 +386,7 @@ static void imp_summary(const imp_job_t *j, const char *dir)
         const ddp_infer_t *inf = &j->inf;
         char seen[2048], imp[2048];
         printf("DDP: %zu parameters (%s), %llu bytes; forward %.3f ms, "
-               "backward %.3f ms, optimizer %.3f ms (mean of %zu steps)\n",
+               "backward %.3f ms, optimizer %.3f ms (medians of %zu steps)\n",
                inf->model.nparams,
                inf->from_trace ? "from the trace"
                                : "from "

@@ -195,40 +195,79 @@ static uint64_t forward_buffer_bytes(const kineto_step_t *s, int *known)
     return b;
 }
 
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[0..n) (sorts v). */
+static double median(double *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof(double), dbl_cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Step quantities: medians over the usable steps of every traced rank
+ * (a warm-up step or a stall does not shift them). Per-parameter times
+ * are medians too, scaled so that they add up to the median backward. */
 static void measure(const kineto_steps_t *steps, size_t nranks, size_t g,
                     ddp_infer_t *inf)
 {
     ddp_model_t *m = &inf->model;
-    double fwd = 0, opt = 0;
-    double *bwd = calloc(g, sizeof(double));
-    if (!bwd)
-        return;
+    size_t most = 0;
+    for (size_t r = 0; r < nranks; r++)
+        most += steps[r].n;
+    double *fwd = calloc(most + 1, sizeof(double));
+    double *opt = calloc(most + 1, sizeof(double));
+    double *tot = calloc(most + 1, sizeof(double));
+    double *gap = calloc((most + 1) * g, sizeof(double)); /* [p][step] */
+    double *col = calloc(most + 1, sizeof(double));
+    size_t n = 0;
+    if (!fwd || !opt || !tot || !gap || !col)
+        goto cleanup;
     for (size_t r = 0; r < nranks; r++)
         for (size_t k = 0; k < steps[r].n; k++) {
             const kineto_step_t *s = &steps[r].s[k];
             if (!usable(s, g))
                 continue;
-            inf->nsteps++;
             uint64_t blocked = blocked_in_forward(s);
             uint64_t f = s->bwd_start - s->start_ns;
-            fwd += f > blocked ? (double)(f - blocked) : 0;
-            opt += (double)(s->end_ns - s->fin_end);
+            fwd[n] = f > blocked ? (double)(f - blocked) : 0;
+            opt[n] = (double)(s->end_ns - s->fin_end);
             uint64_t prev = s->bwd_start;
             for (size_t p = 0; p < g; p++) {
                 uint64_t t = s->grads[p].ready_ns;
-                bwd[p] += t > prev ? (double)(t - prev) : 0;
+                gap[p * (most + 1) + n] = t > prev ? (double)(t - prev) : 0;
                 prev = t > prev ? t : prev;
             }
             /* autograd after the last gradient: still backward */
             if (s->bwd_end > prev)
-                bwd[g - 1] += (double)(s->bwd_end - prev);
+                gap[(g - 1) * (most + 1) + n] += (double)(s->bwd_end - prev);
+            tot[n] = (double)((s->bwd_end > prev ? s->bwd_end : prev) -
+                              s->bwd_start);
+            n++;
         }
-    double n = inf->nsteps ? (double)inf->nsteps : 1;
-    m->fwd_s = fwd / n * 1e-9;
-    m->opt_s = opt / n * 1e-9;
+    inf->nsteps = n;
+    m->fwd_s = median(fwd, n) * 1e-9;
+    m->opt_s = median(opt, n) * 1e-9;
+    double sum = 0, want = median(tot, n);
+    for (size_t p = 0; p < g; p++) {
+        memcpy(col, &gap[p * (most + 1)], n * sizeof(double));
+        double t = median(col, n);
+        m->params[m->ready_order[p]].bwd_s = t;
+        sum += t;
+    }
     for (size_t p = 0; p < g; p++)
-        m->params[m->ready_order[p]].bwd_s = bwd[p] / n * 1e-9;
-    free(bwd);
+        m->params[p].bwd_s *= (sum > 0 ? want / sum : 0) * 1e-9;
+cleanup:
+    free(fwd);
+    free(opt);
+    free(tot);
+    free(gap);
+    free(col);
 }
 
 static void seen_buckets(const kineto_step_t *ref, ddp_infer_t *inf)
