@@ -401,6 +401,35 @@ START_TEST(used_map_not_a_bucket)
 }
 END_TEST
 
+/* Timestamps in epoch microseconds (some Kineto versions) read as well. */
+START_TEST(epoch_timestamps)
+{
+    char *dir = tu_tmpdir(), *out = NULL, path[2][1024], args[4096];
+    for (int r = 0; r < 2; r++) {
+        char name[64];
+        snprintf(name, sizeof(name), "torch215_b25_rank%d.json.gz", r);
+        json_t *root = load_fixture(name), *ev;
+        size_t i;
+        json_array_foreach(json_object_get(root, "traceEvents"), i, ev)
+        {
+            json_t *ts = json_object_get(ev, "ts");
+            if (json_is_number(ts))
+                json_object_set_new(ev, "ts",
+                                    json_real(json_number_value(ts) + 1.7e15));
+        }
+        snprintf(path[r], sizeof(path[r]), "%s/epoch_rank%d.json", dir, r);
+        ck_assert_int_eq(json_dump_file(root, path[r], 0), 0);
+        json_decref(root);
+    }
+    snprintf(args, sizeof(args), "import %s %s -o %s/o", path[0], path[1], dir);
+    int rc = tu_herd(args, &out);
+    ck_assert_msg(rc == 0 && strstr(out, "buckets seen (bytes): [556072]"),
+                  "%s", out);
+    free(out);
+    rm_dir(dir);
+}
+END_TEST
+
 /* A cap that does not reproduce the trace: exit 1 with both lists. */
 START_TEST(bucket_mismatch)
 {
@@ -524,6 +553,7 @@ int main(void)
     tcase_add_test(tc, folder_and_spmd);
     tcase_add_test(tc, no_profiler_steps);
     tcase_add_test(tc, used_map_not_a_bucket);
+    tcase_add_test(tc, epoch_timestamps);
     tcase_add_test(tc, bucket_mismatch);
     tcase_add_test(tc, not_a_trace);
     tcase_add_test(tc, no_compute_warning);

@@ -386,11 +386,18 @@ static int64_t tid_of(json_t *e)
     return 0;
 }
 
+/* A GPU event (kernel): its tid is a stream, which may share a number
+ * with a CPU thread (PyTorch 1.13 numbers threads from 1). */
+static int gpu_event(json_t *j)
+{
+    const char *cat = json_string_value(json_object_get(j, "cat"));
+    return cat && (!strcmp(cat, "kernel") || !strcmp(cat, "Kernel"));
+}
+
 /* Classify one "X" event; returns 1 with *e filled when herd keeps it. */
 static int classify(kineto_rank_t *r, json_t *j, kineto_ev_t *e)
 {
     const char *name = json_string_value(json_object_get(j, "name"));
-    const char *cat = json_string_value(json_object_get(j, "cat"));
     json_t *args = json_object_get(j, "args");
     herd_coll_t c;
     herd_dtype_t dt;
@@ -398,8 +405,7 @@ static int classify(kineto_rank_t *r, json_t *j, kineto_ev_t *e)
     e->group = -1;
     if (!name)
         return 0;
-    int gpu = cat && (!strcmp(cat, "kernel") || !strcmp(cat, "Kernel"));
-    if (gpu) {
+    if (gpu_event(j)) {
         r->gpu = 1;
         if (!is_nccl_kernel(name)) {
             e->kind = KINETO_EV_KERNEL;
@@ -597,13 +603,19 @@ static herd_status_t read_events(kineto_rank_t *r, json_t *evs, char *err,
         if (!classify(r, j, e))
             continue;
         double t = json_number_value(ts), d = json_number_value(dur);
-        if (!(t >= 0) || !(d >= 0) || t > 1e13)
+        /* epoch microseconds fit (1e16 us is the year 2286) */
+        if (!(t >= 0) || !(d >= 0) || t > 1e16 || d > 1e16)
             return kfail(err, errlen, HERD_ERR_PARSE,
                          "%s: traceEvents[%zu]: ts %g / dur %g out of range",
                          r->path, i, t, d);
         e->ts_ns = (uint64_t)llround(t * 1000.0);
         e->dur_ns = (uint64_t)llround(d * 1000.0);
         e->tid = tid_of(j);
+        if (gpu_event(j)) { /* streams apart from CPU threads, per device */
+            json_t *pid = json_object_get(j, "pid");
+            int64_t dev = json_is_integer(pid) ? json_integer_value(pid) : 0;
+            e->tid = -1 - (dev * 1000000 + e->tid);
+        }
         r->nev++;
     }
     qsort(r->ev, r->nev, sizeof(kineto_ev_t), ev_cmp);
