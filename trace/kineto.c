@@ -405,6 +405,14 @@ static int classify(kineto_rank_t *r, json_t *j, kineto_ev_t *e)
     e->group = -1;
     if (!name)
         return 0;
+    json_t *corr = json_object_get(args, "correlation");
+    e->corr = json_is_integer(corr) ? json_integer_value(corr) : 0;
+    const char *cat = json_string_value(json_object_get(j, "cat"));
+    if (cat && (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver") ||
+                !strcmp(cat, "Runtime"))) {
+        e->kind = KINETO_EV_RUNTIME;
+        return e->corr > 0 && strstr(name, "LaunchKernel") != NULL;
+    }
     if (gpu_event(j)) {
         r->gpu = 1;
         if (!is_nccl_kernel(name)) {
@@ -578,6 +586,93 @@ static const char *json_kind(json_t *v)
     }
 }
 
+typedef struct corr_ts {
+    int64_t corr;
+    uint64_t ts;
+} corr_ts_t;
+
+static int corr_cmp(const void *a, const void *b)
+{
+    const corr_ts_t *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static int launch_cmp(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b; /* pairs (launch, end) */
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* GPU jobs: give each compute kernel the CPU time of its launch (by
+ * correlation id), build the launch-ordered index kineto_gpu_pos uses,
+ * and drop the launch events. */
+static herd_status_t link_launches(kineto_rank_t *r)
+{
+    size_t nrt = 0, nk = 0, w = 0;
+    for (size_t i = 0; i < r->nev; i++)
+        nrt += r->ev[i].kind == KINETO_EV_RUNTIME;
+    corr_ts_t *rt = calloc(nrt + 1, sizeof(*rt));
+    uint64_t *pairs = calloc(2 * (r->nev + 1), sizeof(uint64_t));
+    if (!rt || !pairs) {
+        free(rt);
+        free(pairs);
+        return HERD_ERR_NO_MEMORY;
+    }
+    nrt = 0;
+    for (size_t i = 0; i < r->nev; i++)
+        if (r->ev[i].kind == KINETO_EV_RUNTIME)
+            rt[nrt++] = (corr_ts_t){r->ev[i].corr, r->ev[i].ts_ns};
+    qsort(rt, nrt, sizeof(*rt), corr_cmp);
+    for (size_t i = 0; i < r->nev; i++) {
+        kineto_ev_t *e = &r->ev[i];
+        if (e->kind == KINETO_EV_RUNTIME)
+            continue;
+        if (e->kind == KINETO_EV_KERNEL && e->corr > 0 && nrt) {
+            corr_ts_t key = {e->corr, 0};
+            corr_ts_t *hit = bsearch(&key, rt, nrt, sizeof(*rt), corr_cmp);
+            if (hit) {
+                e->cpu_ns = hit->ts;
+                pairs[2 * nk] = hit->ts;
+                pairs[2 * nk + 1] = e->ts_ns + e->dur_ns;
+                nk++;
+            }
+        }
+        r->ev[w++] = *e;
+    }
+    r->nev = w;
+    free(rt);
+    qsort(pairs, nk, 2 * sizeof(uint64_t), launch_cmp);
+    r->gpu_launch = calloc(nk + 1, sizeof(uint64_t));
+    r->gpu_done = calloc(nk + 1, sizeof(uint64_t));
+    if (!r->gpu_launch || !r->gpu_done) {
+        free(pairs);
+        return HERD_ERR_NO_MEMORY;
+    }
+    uint64_t done = 0;
+    for (size_t k = 0; k < nk; k++) {
+        done = pairs[2 * k + 1] > done ? pairs[2 * k + 1] : done;
+        r->gpu_launch[k] = pairs[2 * k];
+        r->gpu_done[k] = done;
+    }
+    r->ngpu = nk;
+    free(pairs);
+    return HERD_OK;
+}
+
+uint64_t kineto_gpu_pos(const kineto_rank_t *r, uint64_t cpu_ns)
+{
+    size_t lo = 0, hi = r->ngpu;
+    while (lo < hi) { /* first launch after cpu_ns */
+        size_t mid = (lo + hi) / 2;
+        if (r->gpu_launch[mid] <= cpu_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint64_t done = lo ? r->gpu_done[lo - 1] : 0;
+    return done > cpu_ns ? done : cpu_ns;
+}
+
 static herd_status_t read_events(kineto_rank_t *r, json_t *evs, char *err,
                                  size_t errlen)
 {
@@ -619,6 +714,9 @@ static herd_status_t read_events(kineto_rank_t *r, json_t *evs, char *err,
         r->nev++;
     }
     qsort(r->ev, r->nev, sizeof(kineto_ev_t), ev_cmp);
+    herd_status_t st = link_launches(r);
+    if (st != HERD_OK)
+        return st;
     merge(r);
     size_t useful = 0;
     for (size_t k = 0; k < r->nev; k++)
@@ -736,5 +834,7 @@ void kineto_rank_fini(kineto_rank_t *r)
     free(r->groups);
     free(r->ev);
     free(r->path);
+    free(r->gpu_launch);
+    free(r->gpu_done);
     memset(r, 0, sizeof(*r));
 }

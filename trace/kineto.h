@@ -35,7 +35,8 @@ typedef enum kineto_ev_kind {
     KINETO_EV_COPY_OUT, /* DDP's copy_bucket_to_grad */
     KINETO_EV_LAUNCH,   /* a collective posted by the main thread */
     KINETO_EV_WORK,     /* the communication (gloo thread, NCCL kernel) */
-    KINETO_EV_KERNEL    /* a GPU compute kernel */
+    KINETO_EV_KERNEL,   /* a GPU compute kernel */
+    KINETO_EV_RUNTIME   /* a kernel launch (cudaLaunchKernel); read only */
 } kineto_ev_kind_t;
 
 typedef struct kineto_ev {
@@ -53,6 +54,8 @@ typedef struct kineto_ev {
     uint64_t ts_ns, dur_ns;
     uint64_t count; /* elements (collective as in herd's API; grad numel) */
     int64_t shape[KINETO_MAX_DIMS];
+    int64_t corr;    /* GPU kernel / launch: "correlation" (0: none) */
+    uint64_t cpu_ns; /* KERNEL: when the CPU launched it (0: unknown) */
 } kineto_ev_t;
 
 typedef struct kineto_group {
@@ -78,6 +81,10 @@ typedef struct kineto_rank {
     int ngroups;
     int64_t workers[64]; /* threads / GPU streams that do communication */
     size_t nworkers;
+    /* GPU jobs with launch correlations: compute kernels by CPU launch
+     * time, with the latest end of any launched so far */
+    uint64_t *gpu_launch, *gpu_done;
+    size_t ngpu;
 } kineto_rank_t;
 
 /* Read one trace (plain or gzip JSON). On error returns HERD_ERR_IO or
@@ -89,6 +96,11 @@ void kineto_rank_fini(kineto_rank_t *r);
 /* 1 if `tid` is a communication thread or stream (not the training
  * loop's threads: the main one and autograd's). */
 int kineto_is_worker(const kineto_rank_t *r, int64_t tid);
+
+/* Where the GPU's compute was when the CPU reached cpu_ns: the end of
+ * the work launched before then, or cpu_ns when the GPU had caught up
+ * (or the trace has no launch correlations). */
+uint64_t kineto_gpu_pos(const kineto_rank_t *r, uint64_t cpu_ns);
 
 /* herd's dtype for a PyTorch dtype name as traces write it ("float",
  * "long int", "c10::Half", "Float", "BFloat16", ...). */

@@ -181,6 +181,29 @@ static void step_times(const kineto_rank_t *r, kineto_steps_t *ss)
     }
 }
 
+static void gpu_pos(const kineto_rank_t *r, uint64_t *t)
+{
+    if (*t)
+        *t = kineto_gpu_pos(r, *t);
+}
+
+/* GPU jobs whose kernels carry their launch: the step's instants where
+ * the GPU was then, not where the CPU (running ahead) was. A gradient is
+ * ready when the kernels launched before its hook have run. */
+static void to_gpu_clock(const kineto_rank_t *r, kineto_steps_t *ss)
+{
+    for (size_t k = 0; k < ss->n; k++) {
+        kineto_step_t *s = &ss->s[k];
+        uint64_t *t[] = {&s->start_ns,  &s->end_ns,    &s->fwd_start,
+                         &s->fwd_end,   &s->bwd_start, &s->bwd_end,
+                         &s->opt_start, &s->opt_end};
+        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+            gpu_pos(r, t[i]);
+        for (size_t g = 0; g < s->ngrads; g++)
+            gpu_pos(r, &s->grads[g].ready_ns);
+    }
+}
+
 herd_status_t kineto_steps(const kineto_rank_t *r, kineto_steps_t *out,
                            char *err, size_t errlen)
 {
@@ -250,6 +273,8 @@ herd_status_t kineto_steps(const kineto_rank_t *r, kineto_steps_t *out,
             st = push_grad(s, &gcap[s - ss.s], &g);
         }
     }
+    if (st == HERD_OK && r->ngpu)
+        to_gpu_clock(r, &ss);
     /* finalize: the reducer waited for every bucket of the backward */
     for (size_t k = 0; k < ss.n && st == HERD_OK; k++) {
         kineto_step_t *s = &ss.s[k];
