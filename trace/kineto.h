@@ -109,6 +109,11 @@ int kineto_dtype(const char *name, herd_dtype_t *out);
  * "gloo:all_reduce") or a record_param_comms Collective name. */
 int kineto_coll(const char *name, herd_coll_t *out);
 
+/* The collective of an NCCL kernel name (ncclDevKernel_AllReduce_Sum_
+ * f32_RING_LL, ncclKernel_Broadcast_RING_LL_Sum_int8_t, ...). */
+int kineto_nccl_kernel_coll(const char *name, herd_coll_t *out);
+int kineto_is_nccl_kernel(const char *name);
+
 /* One collective of a step: its launch on the main thread and its work. */
 typedef struct kineto_coll {
     uint8_t coll, dtype, has_count, async;
