@@ -288,7 +288,11 @@ static int run(perf_args_t *a)
     if (st != HERD_OK) {
         fprintf(stderr, "herd perf: run failed: %s\n", herd_status_string(st));
         if (info.report)
-            fputs(info.report, stderr);
+            fprintf(stderr, "%s%s", info.report,
+                    info.report[0] &&
+                            info.report[strlen(info.report) - 1] == '\n'
+                        ? ""
+                        : "\n");
     }
     herd_run_info_clear(&info);
     free(a->p.spans);

@@ -1,6 +1,7 @@
-/* sim/ctx.c - rank contexts: ucontext with an mmap'd stack below a guard
- * page, and the AddressSanitizer fiber annotations that let ASan follow
- * the switches between the scheduler and the ranks.
+/* sim/ctx.c - rank contexts: ucontext with an mmap'd stack (below a guard
+ * page while the kernel's mapping budget allows, else carved from shared
+ * mappings with a canary), and the AddressSanitizer fiber annotations that
+ * let ASan follow the switches between the scheduler and the ranks.
  *
  * swapcontext saves and restores the signal mask, a system call on each
  * switch, and a DDP run switches millions of times: a context is entered
@@ -10,6 +11,7 @@
 #undef _FORTIFY_SOURCE /* longjmp between stacks is the point here */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -54,18 +56,82 @@ static void ctx_trampoline(unsigned lo, unsigned hi)
 {
     uintptr_t p = ((uintptr_t)hi << 32) | (uintptr_t)lo;
     sim_ctx_t *c = (sim_ctx_t *)p;
-    ctx_start_t *s = (ctx_start_t *)c->stack_lo;
+    ctx_start_t *s = (ctx_start_t *)((char *)c->stack_lo + 16);
     s->fn(s->arg);
     abort(); /* entry functions end with sim_ctx_exit */
 }
 
-herd_status_t sim_ctx_create(sim_ctx_t *c, size_t stack_bytes,
-                             sim_ctx_t *ret_to, sim_ctx_entry_fn fn, void *arg)
+/* Canary at each stack's lowest word: frames grow down towards it. */
+#define CTX_CANARY 0x6865726473746b21ull /* "herdstk!" */
+/* Stacks per shared mapping in unguarded mode. */
+#define CTX_SLAB_STACKS 4096
+
+/* Mappings a world may use for guarded stacks: half of vm.max_map_count,
+ * the rest left to malloc, libraries and the rest of the process. */
+static size_t ctx_map_budget(void)
+{
+    long max = 65530;
+    FILE *f = fopen("/proc/sys/vm/max_map_count", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &max) != 1 || max < 1024)
+            max = 65530;
+        fclose(f);
+    }
+    const char *env = getenv("HERD_SIM_GUARD_LIMIT"); /* tests: force mode */
+    if (env && *env)
+        return (size_t)strtoull(env, NULL, 10) * 2;
+    return (size_t)max / 2;
+}
+
+void sim_stack_pool_init(sim_stack_pool_t *p, size_t stack_bytes,
+                         size_t nranks)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t len = (stack_bytes + page - 1) / page * page;
     if (len < 4 * page)
         len = 4 * page;
+    memset(p, 0, sizeof(*p));
+    p->stack_len = len;
+    p->guarded = 2 * nranks <= ctx_map_budget();
+}
+
+void sim_stack_pool_fini(sim_stack_pool_t *p)
+{
+    for (size_t i = 0; i < p->nslabs; i++)
+        munmap(p->slabs[i], p->slab_stacks * p->stack_len);
+    free(p->slabs);
+    p->slabs = NULL;
+    p->nslabs = p->slab_cap = 0;
+}
+
+/* A stack from the current shared mapping, or a new one. */
+static void *ctx_pool_take(sim_stack_pool_t *p)
+{
+    if (p->nslabs == 0 || p->used == p->slab_stacks) {
+        if (p->nslabs == p->slab_cap) {
+            size_t cap = p->slab_cap ? 2 * p->slab_cap : 16;
+            void **g = realloc(p->slabs, cap * sizeof(*g));
+            if (!g)
+                return NULL;
+            p->slabs = g;
+            p->slab_cap = cap;
+        }
+        p->slab_stacks = CTX_SLAB_STACKS;
+        void *m = mmap(NULL, p->slab_stacks * p->stack_len,
+                       PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+            return NULL;
+        p->slabs[p->nslabs++] = m;
+        p->used = 0;
+    }
+    return (char *)p->slabs[p->nslabs - 1] + p->stack_len * p->used++;
+}
+
+/* A stack with its own mapping below a guard page. */
+static herd_status_t ctx_map_guarded(sim_ctx_t *c, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     void *m = mmap(NULL, len + page, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
@@ -74,14 +140,29 @@ herd_status_t sim_ctx_create(sim_ctx_t *c, size_t stack_bytes,
         munmap(m, len + page);
         return HERD_ERR_NO_MEMORY;
     }
-    memset(c, 0, sizeof(*c));
     c->map = m;
     c->map_len = len + page;
     c->stack_lo = (char *)m + page;
+    return HERD_OK;
+}
+
+herd_status_t sim_ctx_create(sim_ctx_t *c, sim_stack_pool_t *pool,
+                             sim_ctx_t *ret_to, sim_ctx_entry_fn fn, void *arg)
+{
+    size_t len = pool->stack_len;
+    memset(c, 0, sizeof(*c));
+    if (pool->guarded) {
+        herd_status_t st = ctx_map_guarded(c, len);
+        if (st != HERD_OK)
+            return st;
+    } else if (!(c->stack_lo = ctx_pool_take(pool))) {
+        return HERD_ERR_NO_MEMORY;
+    }
     c->stack_len = len;
-    /* The start record lives at the bottom of the stack, far from the
-     * frames that grow down from the top. */
-    ctx_start_t *s = (ctx_start_t *)c->stack_lo;
+    /* The canary and the start record live at the bottom of the stack,
+     * below the 64 bytes the frames never use. */
+    *(uint64_t *)c->stack_lo = CTX_CANARY;
+    ctx_start_t *s = (ctx_start_t *)((char *)c->stack_lo + 16);
     s->fn = fn;
     s->arg = arg;
     if (getcontext(&c->uc) != 0) {
@@ -97,10 +178,15 @@ herd_status_t sim_ctx_create(sim_ctx_t *c, size_t stack_bytes,
     return HERD_OK;
 }
 
+int sim_ctx_overflowed(const sim_ctx_t *c)
+{
+    return c->stack_lo && *(const uint64_t *)c->stack_lo != CTX_CANARY;
+}
+
 void sim_ctx_destroy(sim_ctx_t *c)
 {
     if (c->map)
-        munmap(c->map, c->map_len);
+        munmap(c->map, c->map_len); /* pooled stacks go with their pool */
     c->map = NULL;
 }
 

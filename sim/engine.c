@@ -47,10 +47,23 @@ void sim_rank_entry(void *arg)
     sim_ctx_exit(&r->ctx, &w->sched);
 }
 
+/* A rank that ran past its stack has clobbered memory that is not its
+ * own (in the pooled mode, without guard pages): nothing after is to be
+ * trusted, so the run ends here, naming the rank and the remedy. */
+static void stack_check(sim_world_t *w, sim_rank_t *r)
+{
+    if (!sim_ctx_overflowed(&r->ctx))
+        return;
+    fprintf(stderr, "herd sim: rank %d overflowed its %zu KiB stack; raise "
+            "herd_sim_opts_t.stack_bytes\n", r->id, w->stacks.stack_len >> 10);
+    abort();
+}
+
 static void resume(sim_world_t *w, sim_rank_t *r)
 {
     r->state = SIM_RANK_READY;
     sim_ctx_resume(&w->sched, &r->ctx);
+    stack_check(w, r);
 }
 
 /* In abort mode every call fails fast; a rank that never stops calling is
@@ -292,11 +305,12 @@ void sim_world_abort_ranks(sim_world_t *w)
     w->aborting = 1;
     for (int i = 0; i < w->n; i++) {
         sim_rank_t *r = &w->ranks[i];
-        if (r->state == SIM_RANK_EXITED || !r->ctx.map)
+        if (r->state == SIM_RANK_EXITED || !r->ctx.stack_lo)
             continue;
         if (r->abort_calls > SIM_ABORT_CALL_LIMIT)
             continue;
         sim_ctx_resume(&w->sched, &r->ctx);
+        stack_check(w, r);
     }
 }
 

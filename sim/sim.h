@@ -24,9 +24,27 @@
 #include "sim/net.h"
 
 /* ---- contexts (sim/ctx.c) ---- */
+/* Where the ranks' stacks come from. Each stack with its own mapping and
+ * guard page costs two of the kernel's vm.max_map_count mappings (65530 by
+ * default), which would stop a world at ~32k ranks; so beyond a budget the
+ * stacks are carved from large shared mappings without guard pages, and a
+ * canary word at each stack's low end is checked whenever the rank
+ * switches out (an overflow ends the run with the rank named). */
+typedef struct sim_stack_pool {
+    size_t stack_len; /* usable bytes per stack, page multiple */
+    int guarded;      /* one mapping and guard page per stack */
+    void **slabs;     /* shared mappings (unguarded mode) */
+    size_t nslabs, slab_cap, slab_stacks, used; /* stacks used of the last */
+} sim_stack_pool_t;
+
+/* Chooses the mode for `nranks` stacks of `stack_bytes`. */
+void sim_stack_pool_init(sim_stack_pool_t *p, size_t stack_bytes,
+                         size_t nranks);
+void sim_stack_pool_fini(sim_stack_pool_t *p);
+
 typedef struct sim_ctx {
     ucontext_t uc;
-    void *map; /* mmap'd region, guard page first */
+    void *map; /* own mapping, guard page first (guarded mode), or NULL */
     size_t map_len;
     void *stack_lo; /* usable stack */
     size_t stack_len;
@@ -37,8 +55,10 @@ typedef struct sim_ctx {
 
 typedef void (*sim_ctx_entry_fn)(void *arg);
 
-herd_status_t sim_ctx_create(sim_ctx_t *c, size_t stack_bytes,
+herd_status_t sim_ctx_create(sim_ctx_t *c, sim_stack_pool_t *pool,
                              sim_ctx_t *ret_to, sim_ctx_entry_fn fn, void *arg);
+/* 0 while the rank's stack canary is intact. */
+int sim_ctx_overflowed(const sim_ctx_t *c);
 void sim_ctx_destroy(sim_ctx_t *c);
 /* Scheduler -> rank and back. */
 void sim_ctx_resume(sim_ctx_t *sched, sim_ctx_t *rank);
@@ -195,6 +215,7 @@ struct sim_world {
     uint8_t *dead; /* per rank: 1 once dead (checked per step, so kept
                       apart from the large rank records) */
     sim_ctx_t sched;
+    sim_stack_pool_t stacks; /* the ranks' stacks */
     sim_evq_t q;
     uint64_t timeouts_queued; /* TIMEOUT and POLL events in q: these are
                                  not progress */
