@@ -50,6 +50,10 @@ int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
                      herd_timeline_cb extra_cb, void *extra_arg,
                      cli_ddp_result_t *res);
 void cli_ddp_result_fini(cli_ddp_result_t *res);
+/* cli_ddp_simulate shows a long run's progress on stderr (on a terminal,
+ * or with HERD_PROGRESS=1); a command with progress of its own (herd
+ * sweep) turns that off for the whole process. */
+void cli_ddp_progress_off(void);
 
 int cli_ddp_sampler_main(int argc, char **argv);
 int cli_ddp_report_main(int argc, char **argv);

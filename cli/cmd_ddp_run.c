@@ -6,14 +6,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
+#include "trace/timeline.h"
 #include "workload/ddp/prog.h"
 #include "workload/ddp/report.h"
 #include "workload/ddp/trace.h"
-#include "trace/timeline.h"
 
 static const char usage[] =
     "usage: herd ddp run [SCENARIO] [--set KEY=VALUE]... [--json FILE]\n"
@@ -70,6 +71,67 @@ static void fill_prog(ddp_prog_t *p, const trace_scenario_t *sc)
     p->chunk_bytes = sc->chunk_bytes;
 }
 
+/* Progress of a long simulation on stderr ("step 1200 of 50000"), at most
+ * twice a second: on a terminal, or wherever with HERD_PROGRESS=1
+ * (HERD_PROGRESS=0 turns it off). Rank 0's "step" marks count. */
+typedef struct ddp_progress {
+    herd_timeline_cb next;
+    void *next_arg;
+    long done, total;
+    double start, last;
+    int tty, shown;
+} ddp_progress_t;
+
+static double ddp_wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void ddp_progress_cb(const herd_tl_rec_t *rec, void *arg)
+{
+    ddp_progress_t *p = arg;
+    if (p->next)
+        p->next(rec, p->next_arg);
+    if (rec->kind != HERD_TL_MARK || rec->rank != 0 || !rec->label ||
+        strcmp(rec->label, "step"))
+        return;
+    p->done++;
+    double now = ddp_wall_s();
+    if (now - p->last < 0.5)
+        return;
+    p->last = now;
+    p->shown = 1;
+    double left =
+        p->done && p->total > p->done
+            ? (now - p->start) / (double)p->done * (double)(p->total - p->done)
+            : 0;
+    fprintf(stderr,
+            "%sherd: simulating step %ld of %ld (%.0f%%, about %.0fs "
+            "left)%s",
+            p->tty ? "\r" : "", p->done, p->total,
+            p->total ? 100.0 * (double)p->done / (double)p->total : 0.0, left,
+            p->tty ? "" : "\n");
+}
+
+static int ddp_progress_off;
+
+void cli_ddp_progress_off(void)
+{
+    ddp_progress_off = 1;
+}
+
+static int ddp_progress_wanted(void)
+{
+    if (ddp_progress_off)
+        return 0;
+    const char *e = getenv("HERD_PROGRESS");
+    if (e && *e)
+        return strcmp(e, "0") != 0;
+    return isatty(STDERR_FILENO);
+}
+
 int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
                      herd_timeline_cb extra_cb, void *extra_arg,
                      cli_ddp_result_t *res)
@@ -82,8 +144,19 @@ int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
         return 2;
     }
     fill_prog(prog, sc);
-    col->next_cb = extra_cb;
-    col->next_arg = extra_arg;
+    ddp_progress_t prg = {.next = extra_cb,
+                          .next_arg = extra_arg,
+                          .total = job->rank_iters[0],
+                          .start = ddp_wall_s(),
+                          .last = 0, /* the first step is shown at once */
+                          .tty = isatty(STDERR_FILENO)};
+    if (ddp_progress_wanted()) {
+        col->next_cb = ddp_progress_cb;
+        col->next_arg = &prg;
+    } else {
+        col->next_cb = extra_cb;
+        col->next_arg = extra_arg;
+    }
     herd_init_t init = {.backend = "sim",
                         .world_size = job->world,
                         .timeout_s = sc->timeout_s,
@@ -91,6 +164,8 @@ int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
                         .timeline_cb = ddp_collect_cb,
                         .timeline_arg = col};
     res->status = herd_run(&init, ddp_prog_main, prog, &res->info);
+    if (prg.shown && prg.tty) /* clear the progress line */
+        fprintf(stderr, "\r%*s\r", 60, "");
     res->prog = prog;
     res->col = col;
     ddp_collect_summary(col, &res->summary);

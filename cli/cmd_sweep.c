@@ -513,6 +513,7 @@ static void free_args(cli_sweep_args_t *a)
 
 int cli_sweep_main(int argc, char **argv)
 {
+    cli_ddp_progress_off(); /* the sweep's own bar says how far it is */
     if (cli_wants_help(argc, argv, usage))
         return 0;
     cli_sweep_args_t *a = calloc(1, sizeof(*a));

@@ -382,6 +382,15 @@ START_TEST(test_ddp_places)
         {"    model: nosuch.json\n", "s.yaml:5:12: ddp.model: "},
         {"    shards: true\n    shard_sizes: [1, 2, 3]\n",
          "s.yaml:6:19: ddp.shard_sizes: 3 entries for 2 ranks"},
+        /* one number used to mean 2.7e8 simulated steps */
+        {"    shards: true\n    batch_size: 16\n"
+         "    shard_sizes: [128, 4294967296]\n",
+         "s.yaml:7:19: ddp.shard_sizes: rank 1 would run 268435456 "
+         "iterations (batch_size 16, epochs 1); the limit is 10000000 per "
+         "rank"},
+        {"    dataset_size: 1000000000000\n    epochs: 1000\n",
+         "s.yaml:5:19: ddp.dataset_size: rank 0 would run 500000000000 "
+         "iterations"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char *dir = tu_tmpdir(), text[512], args[1200], *out = NULL;
@@ -408,6 +417,30 @@ START_TEST(test_ddp_places)
 }
 END_TEST
 
+/* A long DDP run says how far it is (HERD_PROGRESS=1 off a terminal;
+ * the first step is shown at once, later ones twice a second). */
+START_TEST(test_progress)
+{
+    char *dir = tu_tmpdir(), args[1200], *out = NULL;
+    static const char text[] = "cluster: {nodes: 1, gpus_per_node: 2}\n"
+                               "workload: {ddp: {model: gpt2_small, steps: "
+                               "3}}\n";
+    const char *p = put_file(dir, "s.yaml", text, sizeof(text) - 1);
+    snprintf(args, sizeof(args), "ddp run '%s' --quiet", p);
+    ck_assert_int_eq(setenv("HERD_PROGRESS", "1", 1), 0);
+    int rc = tu_herd(args, &out);
+    ck_assert_msg(rc == 0 && strstr(out, "herd: simulating step 1 of 3 (33%"),
+                  "rc %d: %s", rc, out);
+    free(out);
+    ck_assert_int_eq(setenv("HERD_PROGRESS", "0", 1), 0);
+    rc = tu_herd(args, &out);
+    ck_assert_msg(rc == 0 && !strstr(out, "simulating"), "rc %d: %s", rc, out);
+    free(out);
+    unsetenv("HERD_PROGRESS");
+    rm_dir(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trace_hostile");
@@ -420,6 +453,7 @@ int main(void)
     tcase_add_test(tc, test_timeline);
     tcase_add_test(tc, test_units);
     tcase_add_test(tc, test_ddp_places);
+    tcase_add_test(tc, test_progress);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -10,10 +10,17 @@
 
 #include "workload/ddp/sampler.h"
 
-static long iters_for_rank(const ddp_cfg_t *c, int world, int rank)
+/* The most iterations a rank may run, and rank-iterations a job may
+ * ask for: one number in a scenario (a shard of 2^32 samples, a huge
+ * dataset) must not silently mean hours of simulation and gigabytes. The
+ * first is ddp.steps' own upper bound. */
+#define DDP_MAX_ITERS 10000000L
+#define DDP_MAX_RANK_ITERS 1000000000.0
+
+static uint64_t iters_for_rank(const ddp_cfg_t *c, int world, int rank)
 {
     if (c->dataset_size == 0 && c->shard_sizes.n == 0)
-        return c->steps;
+        return (uint64_t)c->steps;
     uint64_t samples;
     if (c->shard_sizes.n)
         samples = (uint64_t)c->shard_sizes.v[rank];
@@ -25,9 +32,41 @@ static long iters_for_rank(const ddp_cfg_t *c, int world, int rank)
                            .drop_last = c->drop_last};
         samples = ddp_sampler_num_samples(&s);
     }
-    return (long)ddp_loader_batches(samples, c->batch_size,
-                                    c->loader_drop_last) *
-           c->epochs;
+    uint64_t b =
+        ddp_loader_batches(samples, c->batch_size, c->loader_drop_last);
+    return b > (uint64_t)DDP_MAX_ITERS ? b : b * (uint64_t)c->epochs;
+}
+
+/* Refuse a job larger than the bounds above, naming the key it comes
+ * from and the limit. */
+static herd_status_t check_work(const ddp_job_t *j, const uint64_t *iters,
+                                char *err, size_t errlen)
+{
+    const ddp_cfg_t *c = &j->cfg;
+    const char *key = c->shard_sizes.n  ? "shard_sizes"
+                      : c->dataset_size ? "dataset_size"
+                                        : "steps";
+    double total = 0;
+    for (int r = 0; r < j->world; r++) {
+        if (iters[r] > (uint64_t)DDP_MAX_ITERS) {
+            snprintf(err, errlen,
+                     "ddp.%s: rank %d would run %llu iterations (batch_size "
+                     "%llu, epochs %ld); the limit is %ld per rank",
+                     key, r, (unsigned long long)iters[r],
+                     (unsigned long long)c->batch_size, c->epochs,
+                     DDP_MAX_ITERS);
+            return HERD_ERR_INVALID_ARG;
+        }
+        total += (double)iters[r];
+    }
+    if (total > DDP_MAX_RANK_ITERS) {
+        snprintf(err, errlen,
+                 "ddp.%s: %d ranks would run %.0f iterations in all; the "
+                 "limit is %.0f (fewer steps or ranks)",
+                 key, j->world, total, DDP_MAX_RANK_ITERS);
+        return HERD_ERR_INVALID_ARG;
+    }
+    return HERD_OK;
 }
 
 static herd_status_t make_layouts(ddp_job_t *j)
@@ -45,7 +84,8 @@ static herd_status_t make_layouts(ddp_job_t *j)
     if (st == HERD_OK)
         st = ddp_bucket_for_phase_first(
             &j->model, j->rebuilds ? DDP_PHASE_REBUILT : DDP_PHASE_INITIAL,
-            first, cap, c->find_unused, c->static_graph, j->ready, gdt, &j->rebuilt);
+            first, cap, c->find_unused, c->static_graph, j->ready, gdt,
+            &j->rebuilt);
     if (st != HERD_OK)
         return st;
     const ddp_buckets_t *ls[2] = {&j->initial, &j->rebuilt};
@@ -88,10 +128,18 @@ herd_status_t ddp_job_create(const ddp_cfg_t *cfg, const char *model_dir,
     herd_status_t st = load_model(j, model_dir, err, errlen);
     if (st == HERD_OK)
         st = make_layouts(j);
-    if (st == HERD_OK && !(j->rank_iters = calloc((size_t)world, sizeof(long))))
+    uint64_t *iters = NULL;
+    if (st == HERD_OK &&
+        (!(j->rank_iters = calloc((size_t)world, sizeof(long))) ||
+         !(iters = calloc((size_t)world, sizeof(uint64_t)))))
         st = HERD_ERR_NO_MEMORY;
     for (int r = 0; st == HERD_OK && r < world; r++)
-        j->rank_iters[r] = iters_for_rank(cfg, world, r);
+        iters[r] = iters_for_rank(cfg, world, r);
+    if (st == HERD_OK)
+        st = check_work(j, iters, err, errlen);
+    for (int r = 0; st == HERD_OK && r < world; r++)
+        j->rank_iters[r] = (long)iters[r];
+    free(iters);
     if (st != HERD_OK) {
         if (st == HERD_ERR_NO_MEMORY)
             snprintf(err, errlen, "out of memory");
