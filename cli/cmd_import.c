@@ -254,6 +254,12 @@ static int imp_world(const imp_args_t *a, imp_job_t *j)
             printf("note: ranks per node not known from the traces: all %d "
                    "on one node; give --ranks-per-node N otherwise\n",
                    j->world);
+        else if (j->world > 1)
+            printf("note: every rank ran on host '%s': one node of %d "
+                   "(network namespaces or containers share a host name: "
+                   "give --ranks-per-node N if they were separate "
+                   "nodes)\n",
+                   j->ranks[0].host, j->world);
     }
     return 0;
 }
