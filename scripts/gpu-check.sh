@@ -13,7 +13,7 @@
 # and records which.
 #
 # The GPU machine cannot reach any network. If cmake, a compiler, nvcc or
-# the libraries (libevent, jansson, libfyaml, check) are missing there,
+# the libraries (libevent, jansson, libfyaml, zlib, check) are missing there,
 # build elsewhere and bring the result:
 #   scripts/gpu-check.sh --pack DIR      # on a build machine with CUDA+NCCL
 #   HERD_PREBUILT=DIR scripts/gpu-check.sh   # on the GPU machine
@@ -93,7 +93,7 @@ missing_deps() {
         m+=("nvcc (CUDA toolkit)")
     fi
     if command -v pkg-config >/dev/null 2>&1; then
-        for mod in libevent_core libevent_pthreads jansson libfyaml check; do
+        for mod in libevent_core libevent_pthreads jansson libfyaml zlib check; do
             pkg-config --exists "$mod" 2>/dev/null || m+=("$mod (pkg-config)")
         done
     fi
