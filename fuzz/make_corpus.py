@@ -65,8 +65,8 @@ def scenarios():
         base + "workload:\n  ddp:\n    model: gpt2_small\n"
         "    shards: true\n    shard_sizes: [128, 4294967296]\n")
     put("scenario", "hostile_huge.yaml",
-        "cluster: {nodes: 1048576, gpus_per_node: 1024}\n"
-        "workload:\n  sweep: {min: 1B, max: 16TiB, factor: 1.0000001}\n")
+        "cluster: {nodes: 65536, gpus_per_node: 16}\n"
+        "workload:\n  sweep: {min: 1B, max: 8TB, factor: 1.0001}\n")
     put("scenario", "hostile_ddp_flow.yaml",
         base + "workload:\n  ddp: {model: [], bucket_cap_mb: {}}\n")
     put("scenario", "hostile_deep.yaml", "a: " + "[" * 200 + "]" * 200 + "\n")
@@ -215,7 +215,7 @@ def kineto():
         if os.path.exists(os.path.join(ROOT, d, f)):
             copy("kineto", os.path.join(d, f))
     put("kineto", "hostile_empty.json", '{"traceEvents": []}')
-    put("kineto", "hostile_gzip_zeros.gz", gzip.compress(b" " * (8 << 20)))
+    put("kineto", "hostile_gzip_zeros.gz", gzip.compress(b" " * (8 << 20), mtime=0))
 
 
 def main():

@@ -441,6 +441,39 @@ START_TEST(test_progress)
 }
 END_TEST
 
+START_TEST(test_sweep_bound)
+{
+    char err[512];
+    trace_scenario_t *sc = NULL;
+    ck_assert_int_eq(
+        trace_scenario_load_string(
+            "cluster: {nodes: 1, gpus_per_node: 2}\n"
+            "workload: {sweep: {min: 1B, max: 8TB, factor: 1.0001}}\n",
+            "s.yaml", &sc, err, sizeof(err)),
+        HERD_ERR_PARSE);
+    ck_assert_msg(strstr(err, "workload.sweep: min 1 B to max 8000000000000 B "
+                              "by factor 1.0001 is 297120 sizes; the limit "
+                              "is 4096"),
+                  "%s", err);
+    ck_assert_int_eq(
+        trace_scenario_load_string(
+            "cluster: {nodes: 1, gpus_per_node: 2}\n"
+            "workload: {sweep: {min: 1B, max: 1GiB, iters: 100000, "
+            "warmup: 100000, algorithms: [ring, tree]}}\n",
+            "s.yaml", &sc, err, sizeof(err)),
+        HERD_ERR_PARSE);
+    ck_assert_msg(strstr(err, "is 12400000 collectives; the limit is 10000000"),
+                  "%s", err);
+    /* the default sweep and the shipped ones stay well inside */
+    ck_assert_int_eq(
+        trace_scenario_load_string("cluster: {nodes: 1, gpus_per_node: 2}\n"
+                                   "workload: {sweep: {min: 1B, max: 8TB}}\n",
+                                   "s.yaml", &sc, err, sizeof(err)),
+        0);
+    trace_scenario_destroy(sc);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trace_hostile");
@@ -454,6 +487,7 @@ int main(void)
     tcase_add_test(tc, test_units);
     tcase_add_test(tc, test_ddp_places);
     tcase_add_test(tc, test_progress);
+    tcase_add_test(tc, test_sweep_bound);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

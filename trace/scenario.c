@@ -3,6 +3,7 @@
  * errors with file:line:column, apply `--set key=value` overrides and
  * check what spans sections. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -510,8 +511,7 @@ herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
     return st;
 }
 
-void trace_scenario_dirname(const trace_scenario_t *sc, char *buf,
-                            size_t len)
+void trace_scenario_dirname(const trace_scenario_t *sc, char *buf, size_t len)
 {
     const char *name = sc->name && *sc->name ? sc->name : "sim";
     size_t k = 0;
@@ -540,6 +540,10 @@ const trace_kv_t *trace_scenario_ddp_get(const trace_scenario_t *sc,
             return &sc->ddp[i];
     return NULL;
 }
+
+/* Bounds on the work a sweep may ask for (sizes, and collectives in all). */
+#define SCN_MAX_SWEEP_SIZES 4096
+#define SCN_MAX_SWEEP_CALLS 1e7
 
 #define SCN_FAIL(...)                                                          \
     do {                                                                       \
@@ -599,6 +603,25 @@ herd_status_t trace_scenario_validate(const trace_scenario_t *sc, char *err,
                      "max %llu bytes",
                      (unsigned long long)sc->sweep.min_bytes,
                      (unsigned long long)sc->sweep.max_bytes);
+        /* one small factor must not ask for hours of collectives */
+        const trace_sweep_t *sw = &sc->sweep;
+        double sizes =
+            floor(log((double)sw->max_bytes / (double)sw->min_bytes) /
+                      log(sw->factor) +
+                  1e-9) +
+            1;
+        double calls = sizes * sw->nalgos * (sw->iters + sw->warmup);
+        if (sizes > SCN_MAX_SWEEP_SIZES)
+            SCN_FAIL("workload.sweep: min %llu B to max %llu B by factor %g "
+                     "is %.0f sizes; the limit is %d (a larger factor)",
+                     (unsigned long long)sw->min_bytes,
+                     (unsigned long long)sw->max_bytes, sw->factor, sizes,
+                     SCN_MAX_SWEEP_SIZES);
+        if (calls > SCN_MAX_SWEEP_CALLS)
+            SCN_FAIL("workload.sweep: %.0f sizes x %d algorithms x %d "
+                     "iters+warmup is %.0f collectives; the limit is %.0f",
+                     sizes, sw->nalgos, sw->iters + sw->warmup, calls,
+                     SCN_MAX_SWEEP_CALLS);
     }
     return HERD_OK;
 }
