@@ -92,6 +92,9 @@ static int imp_parse(int argc, char **argv, imp_args_t *a)
                                    s);
         else if (a->nin < IMP_MAX_FILES)
             a->in[a->nin++] = s;
+        else
+            return cli_usage_error("import", "more than %d traces",
+                                   IMP_MAX_FILES);
     }
     if (!a->nin)
         return cli_usage_error("import", "missing TRACE or DIR (see --help)");
@@ -121,16 +124,23 @@ static int imp_files(const imp_args_t *a, imp_job_t *j)
             return 2;
         }
         if (!S_ISDIR(sb.st_mode)) {
-            if (j->nfiles < IMP_MAX_FILES)
-                j->files[j->nfiles++] = strdup(a->in[i]);
+            if (j->nfiles == IMP_MAX_FILES)
+                return cli_usage_error("import", "more than %d traces",
+                                       IMP_MAX_FILES);
+            j->files[j->nfiles++] = strdup(a->in[i]);
             continue;
         }
         DIR *d = opendir(a->in[i]);
         struct dirent *de;
         int before = j->nfiles;
-        while (d && (de = readdir(d)) && j->nfiles < IMP_MAX_FILES) {
+        while (d && (de = readdir(d))) {
             if (!is_trace_name(de->d_name))
                 continue;
+            if (j->nfiles == IMP_MAX_FILES) {
+                closedir(d);
+                return cli_usage_error("import", "%s: more than %d traces",
+                                       a->in[i], IMP_MAX_FILES);
+            }
             size_t len = strlen(a->in[i]) + strlen(de->d_name) + 2;
             char *p = malloc(len);
             if (p)
