@@ -435,6 +435,42 @@ START_TEST(epoch_timestamps)
 }
 END_TEST
 
+/* Four ranks (the two traced ones twice, renumbered in distributedInfo):
+ * world and groups from the traces, every rank's compute kept. */
+START_TEST(four_ranks)
+{
+    char *dir = tu_tmpdir(), *out = NULL, args[4096];
+    for (int r = 0; r < 4; r++) {
+        char name[64], path[1024];
+        snprintf(name, sizeof(name), "torch215_b0.01_rank%d.json.gz", r % 2);
+        json_t *root = load_fixture(name);
+        json_t *di = json_object_get(root, "distributedInfo");
+        json_object_set_new(di, "rank", json_integer(r));
+        json_object_set_new(di, "world_size", json_integer(4));
+        json_t *pg = json_array_get(json_object_get(di, "pg_config"), 0);
+        json_object_set_new(pg, "ranks", json_pack("[i,i,i,i]", 0, 1, 2, 3));
+        snprintf(path, sizeof(path), "%s/t%d.pt.trace.json", dir, r);
+        ck_assert_int_eq(json_dump_file(root, path, 0), 0);
+        json_decref(root);
+    }
+    snprintf(args, sizeof(args), "import %s -o %s/o", dir, dir);
+    int rc = tu_herd(args, &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "imported 4 trace(s): world 4"));
+    ck_assert_ptr_nonnull(strstr(out, "bucket check: ok"));
+    ck_assert_ptr_null(strstr(out, "SPMD"));
+    free(out);
+    snprintf(args, sizeof(args), "%s/o", dir);
+    rc = run_in(args, "sim replay.yaml -o s --no-plots", &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    free(out);
+    rc = run_in(args, "ddp report scenario.yaml --from timeline.json", &out);
+    ck_assert_msg(rc == 0 && strstr(out, "steady state"), "%s", out);
+    free(out);
+    rm_dir(dir);
+}
+END_TEST
+
 /* A cap that does not reproduce the trace: exit 1 with both lists. */
 START_TEST(bucket_mismatch)
 {
@@ -559,6 +595,7 @@ int main(void)
     tcase_add_test(tc, no_profiler_steps);
     tcase_add_test(tc, used_map_not_a_bucket);
     tcase_add_test(tc, epoch_timestamps);
+    tcase_add_test(tc, four_ranks);
     tcase_add_test(tc, bucket_mismatch);
     tcase_add_test(tc, not_a_trace);
     tcase_add_test(tc, no_compute_warning);
