@@ -7,8 +7,9 @@ Every fenced block of a Markdown file whose first line is a command
 the script runs its commands (each "$ " line; the block's commands share
 a folder, so one may read what an earlier one wrote) with the herd
 binary given (the "herd" on PATH is that binary) and puts under each
-command its output (stdout, then stderr; trailing blanks of each line and
-trailing empty lines removed). Blocks without a "$ herd" first line are
+command its output (stdout, then stderr without a sanitizer build's
+"==PID==" notes; trailing blanks of each line and trailing empty lines
+removed). Blocks without a "$ herd" first line are
 left alone.
 
 A block may deliberately show part of the output. An HTML comment on the
@@ -49,6 +50,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARKER = re.compile(r"^<!--\s*readme-block:\s*(\w+)\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(```+|~~~+)")
 ELIDED = "..."
+SANITIZER = re.compile(r"^==\d+==")
 
 
 class BlockError(Exception):
@@ -154,8 +156,11 @@ def run(command, cwd, bindir):
                            stdin=subprocess.DEVNULL, timeout=600)
     except subprocess.TimeoutExpired:
         raise BlockError("timed out after 600 s: %s" % command)
-    text = p.stdout.decode("utf-8", "replace") + \
-        p.stderr.decode("utf-8", "replace")
+    # a sanitizer build's notes ("==123==WARNING: ASan ...") are not the
+    # command's output
+    err = [l for l in p.stderr.decode("utf-8", "replace").split("\n")
+           if not SANITIZER.match(l)]
+    text = p.stdout.decode("utf-8", "replace") + "\n".join(err)
     lines = [l.rstrip() for l in text.split("\n")]
     while lines and not lines[-1]:
         lines.pop()
