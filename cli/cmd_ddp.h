@@ -6,12 +6,12 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "trace/scenario.h"
 #include "workload/ddp/bucket.h"
 #include "workload/ddp/job.h"
 #include "workload/ddp/model.h"
 #include "workload/ddp/prog.h"
 #include "workload/ddp/report.h"
-#include "trace/scenario.h"
 
 /* Where model names are looked up (HERD_MODELS_DIR or <source>/models). */
 const char *cli_ddp_models_dir(char *buf, size_t len);
@@ -26,6 +26,10 @@ json_t *cli_ddp_buckets_json(const ddp_buckets_t *bs);
  * (the strings are restored). Prints errors; 0 ok, 2 bad input. */
 int cli_ddp_load_scenario(const char *cmd, const char *path, char **sets,
                           int nsets, trace_scenario_t **out);
+/* A model path in a scenario is relative to the scenario's folder (a
+ * name stays a name, for the models dir): rewrite `model` in place when
+ * that file exists. Shared with the FSDP commands. */
+void cli_ddp_resolve_model(const trace_scenario_t *sc, char *model, size_t len);
 /* The DDP options of a scenario's ddp section; errors name file:line. */
 int cli_ddp_cfg_from_scenario(const trace_scenario_t *sc, ddp_cfg_t *cfg,
                               char *err, size_t errlen);

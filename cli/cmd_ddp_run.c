@@ -29,18 +29,18 @@ static const char usage[] =
 
 /* Model names resolve in the models dir; paths relative to the scenario
  * file's folder. */
-static void resolve_model(const trace_scenario_t *sc, ddp_cfg_t *cfg)
+void cli_ddp_resolve_model(const trace_scenario_t *sc, char *model, size_t len)
 {
-    if (!strchr(cfg->model, '/') && !strstr(cfg->model, ".json"))
+    if (!strchr(model, '/') && !strstr(model, ".json"))
         return;
-    if (cfg->model[0] == '/' || !sc->path || !*sc->path ||
-        access(cfg->model, R_OK) == 0)
+    if (model[0] == '/' || !sc->path || !*sc->path || access(model, R_OK) == 0)
         return;
-    char tmp[1024], joined[sizeof(cfg->model)];
+    char tmp[1024], joined[1024];
     snprintf(tmp, sizeof(tmp), "%s", sc->path);
-    int n = snprintf(joined, sizeof(joined), "%s/%s", dirname(tmp), cfg->model);
-    if (n > 0 && (size_t)n < sizeof(joined) && access(joined, R_OK) == 0)
-        memcpy(cfg->model, joined, (size_t)n + 1);
+    int n = snprintf(joined, sizeof(joined), "%s/%s", dirname(tmp), model);
+    if (n > 0 && (size_t)n < sizeof(joined) && (size_t)n < len &&
+        access(joined, R_OK) == 0)
+        memcpy(model, joined, (size_t)n + 1);
 }
 
 int cli_ddp_cfg_from_scenario(const trace_scenario_t *sc, ddp_cfg_t *cfg,
@@ -59,7 +59,7 @@ int cli_ddp_cfg_from_scenario(const trace_scenario_t *sc, ddp_cfg_t *cfg,
             snprintf(err, errlen, "--set %s", why);
         return 2;
     }
-    resolve_model(sc, cfg);
+    cli_ddp_resolve_model(sc, cfg->model, sizeof(cfg->model));
     return 0;
 }
 

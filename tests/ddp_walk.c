@@ -75,8 +75,8 @@ static herd_status_t f_wait(void *c, size_t slot)
     push(c, 'w', NULL)->slot = slot;
     return HERD_OK;
 }
-static const ddp_emit_ops_t fake = {f_compute, f_mark,    f_ar,
-                                    f_bc,      f_barrier, f_wait};
+static const ddp_emit_ops_t fake = {f_compute, f_mark, f_ar, f_bc,
+                                    f_barrier, f_wait, NULL};
 
 /* Four 1 MiB float32 parameters, 1 ms of backward each, ready order
  * given; 0.5 MiB of buffers. */

@@ -93,7 +93,7 @@ static herd_status_t bad(char *err, size_t len, const char *key,
     return HERD_ERR_PARSE;
 }
 
-static int parse_bool(const char *v, int *out)
+int ddp_cfg_parse_bool(const char *v, int *out)
 {
     static const char *const yes[] = {"true", "yes", "on", "1", "True"};
     static const char *const no[] = {"false", "no", "off", "0", "False"};
@@ -106,7 +106,7 @@ static int parse_bool(const char *v, int *out)
     return -1;
 }
 
-static int parse_num(const char *v, double lo, double hi, double *out)
+int ddp_cfg_parse_num(const char *v, double lo, double hi, double *out)
 {
     char *end;
     errno = 0;
@@ -120,7 +120,7 @@ static int parse_num(const char *v, double lo, double hi, double *out)
 }
 
 /* "[1, 2, 3]", "1,2,3", "[]" or a single number. */
-static int parse_list(const char *v, double lo, double hi, ddp_int_list_t *l)
+int ddp_cfg_parse_list(const char *v, double lo, double hi, ddp_int_list_t *l)
 {
     ddp_int_list_t out = {.n = 0};
     const char *p = v;
@@ -187,11 +187,11 @@ static herd_status_t set_field(ddp_cfg_t *c, const key_def_t *k, const char *v,
     double d;
     switch (k->kind) {
     case K_BOOL:
-        if (parse_bool(v, (int *)(base + k->off)))
+        if (ddp_cfg_parse_bool(v, (int *)(base + k->off)))
             return bad(err, len, k->key, v, "true or false");
         return HERD_OK;
     case K_INT:
-        if (parse_num(v, k->lo, k->hi, &d) || d != floor(d))
+        if (ddp_cfg_parse_num(v, k->lo, k->hi, &d) || d != floor(d))
             return bad(err, len, k->key, v,
                        ddp_cfg_range(form, sizeof(form), "a whole number",
                                      k->lo, k->hi));
@@ -204,13 +204,14 @@ static herd_status_t set_field(ddp_cfg_t *c, const key_def_t *k, const char *v,
             *(long *)(base + k->off) = (long)d;
         return HERD_OK;
     case K_DOUBLE:
-        if (parse_num(v, k->lo, k->hi, (double *)(base + k->off)))
-            return bad(err, len, k->key, v,
-                       ddp_cfg_range(form, sizeof(form), "a number", k->lo,
-                                     k->hi));
+        if (ddp_cfg_parse_num(v, k->lo, k->hi, (double *)(base + k->off)))
+            return bad(
+                err, len, k->key, v,
+                ddp_cfg_range(form, sizeof(form), "a number", k->lo, k->hi));
         return HERD_OK;
     case K_LIST:
-        if (parse_list(v, k->lo, k->hi, (ddp_int_list_t *)(base + k->off)))
+        if (ddp_cfg_parse_list(v, k->lo, k->hi,
+                               (ddp_int_list_t *)(base + k->off)))
             return bad(err, len, k->key, v,
                        "a list of whole numbers, e.g. "
                        "[0, 3] (at most 64)");

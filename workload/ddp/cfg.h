@@ -91,4 +91,12 @@ int ddp_list_has(const ddp_int_list_t *l, long v, int empty_is_all);
 
 const char *ddp_hook_name(ddp_hook_t h);
 
+/* The value parsers behind ddp_cfg_set, shared with the other workloads'
+ * options (FSDP): 0 on success, -1 (out untouched) otherwise. Booleans
+ * take true/false, yes/no, on/off, 1/0; numbers must lie in [lo, hi];
+ * lists are "[1, 2]", "1,2" or "[]" of whole numbers in [lo, hi]. */
+int ddp_cfg_parse_bool(const char *v, int *out);
+int ddp_cfg_parse_num(const char *v, double lo, double hi, double *out);
+int ddp_cfg_parse_list(const char *v, double lo, double hi, ddp_int_list_t *l);
+
 #endif

@@ -88,9 +88,8 @@ static void on_mark(ddp_collect_t *c, const herd_tl_rec_t *rec, long it)
         rstep(c, r, it)->fin_end = rec->start_ns;
 }
 
-static void on_stuck(ddp_collect_t *c, const herd_tl_rec_t *rec, long it)
+void ddp_stuck_note(ddp_stuck_t *s, const herd_tl_rec_t *rec, long it)
 {
-    ddp_stuck_t *s = &c->stuck[rec->rank];
     if (s->valid)
         return; /* the first failed op is the one the rank blocked in */
     s->valid = 1;
@@ -119,7 +118,7 @@ void ddp_collect_cb(const herd_tl_rec_t *rec, void *arg)
         return;
     }
     if (rec->kind == HERD_TL_COLL && rec->status != HERD_OK)
-        on_stuck(c, rec, it);
+        ddp_stuck_note(&c->stuck[r], rec, it);
     if (it < 0 || it >= DDP_REC_MAX_ITERS)
         return;
     if (rec->kind == HERD_TL_COMPUTE && rec->label &&

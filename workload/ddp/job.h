@@ -40,6 +40,20 @@ herd_status_t ddp_job_create(const ddp_cfg_t *cfg, const char *model_dir,
                              size_t errlen);
 void ddp_job_destroy(ddp_job_t *job);
 
+/* Any collective of a walker over a group and stream of its choosing
+ * (sharded workloads such as FSDP; DDP's own walk uses the calls below).
+ * group 0 is the world, g >= 1 the workload's g-th group of this rank;
+ * stream picks the in-order stream it queues on. */
+typedef struct ddp_emit_coll {
+    herd_coll_t coll;
+    uint64_t count; /* elements, as herd's call takes them */
+    herd_dtype_t dtype;
+    int root;
+    int group;
+    int stream;
+    const char *label;
+} ddp_emit_coll_t;
+
 /* What a walker asks for. `slot` names an async request (0..max_slots-1);
  * all_reduce and broadcast are asynchronous and completed by wait. */
 typedef struct ddp_emit_ops {
@@ -51,7 +65,14 @@ typedef struct ddp_emit_ops {
                                int root, size_t slot, const char *label);
     herd_status_t (*barrier)(void *ctx, size_t slot, const char *label);
     herd_status_t (*wait)(void *ctx, size_t slot);
+    /* asynchronous, completed by wait; NULL where not supported */
+    herd_status_t (*coll)(void *ctx, const ddp_emit_coll_t *op, size_t slot);
 } ddp_emit_ops_t;
+
+/* A walker: every call of `rank`'s program into ops (job: the workload's
+ * own job type). DDP's is ddp_job_walk; the trace export takes any. */
+typedef herd_status_t (*ddp_walk_fn)(const void *job, int rank,
+                                     const ddp_emit_ops_t *ops, void *ctx);
 
 /* Walk every iteration of `rank`. Returns an emitter's error, or HERD_OK.
  * When the rank raises PyTorch's "Expected to have finished reduction"

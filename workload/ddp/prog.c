@@ -41,20 +41,20 @@ static herd_status_t launch(prog_ctx_t *x, size_t slot,
 static herd_status_t e_all_reduce(void *c, uint64_t count, herd_dtype_t dt,
                                   size_t slot, const char *label)
 {
-    ddp_stream_op_t op = {HERD_COLL_ALL_REDUCE, count, dt, -1, label};
+    ddp_stream_op_t op = {HERD_COLL_ALL_REDUCE, count, dt, -1, label, NULL};
     return launch(c, slot, &op);
 }
 
 static herd_status_t e_broadcast(void *c, uint64_t count, herd_dtype_t dt,
                                  int root, size_t slot, const char *label)
 {
-    ddp_stream_op_t op = {HERD_COLL_BROADCAST, count, dt, root, label};
+    ddp_stream_op_t op = {HERD_COLL_BROADCAST, count, dt, root, label, NULL};
     return launch(c, slot, &op);
 }
 
 static herd_status_t e_barrier(void *c, size_t slot, const char *label)
 {
-    ddp_stream_op_t op = {HERD_COLL_BARRIER, 0, HERD_UINT8, -1, label};
+    ddp_stream_op_t op = {HERD_COLL_BARRIER, 0, HERD_UINT8, -1, label, NULL};
     return launch(c, slot, &op);
 }
 

@@ -8,8 +8,7 @@
 
 #include "workload/ddp/report.h"
 
-/* "rank 3" or "ranks 0-3,7" for the ranks where sel[r] is set. */
-static void rank_ranges(const unsigned char *sel, int n, char *buf, size_t len)
+void ddp_report_ranks(const unsigned char *sel, int n, char *buf, size_t len)
 {
     int count = 0;
     for (int r = 0; r < n; r++)
@@ -61,7 +60,7 @@ static void diag_raised(const ddp_collect_t *c, const ddp_outcome_t *o,
     if (first < 0)
         return;
     char ranks[256];
-    rank_ranges(sel, c->world, ranks, sizeof(ranks));
+    ddp_report_ranks(sel, c->world, ranks, sizeof(ranks));
     put(d, "%s raised at the next forward: %s\n", ranks,
         o->errors && o->errors[first] ? o->errors[first] : "(no message)");
     if (n == c->world)
@@ -86,29 +85,29 @@ static void diag_failed(const ddp_collect_t *c, const ddp_outcome_t *o,
             done[q] |= sel[q];
         }
         char ranks[256];
-        rank_ranges(sel, c->world, ranks, sizeof(ranks));
+        ddp_report_ranks(sel, c->world, ranks, sizeof(ranks));
         put(d, "%s stopped on an error: %s\n", ranks, m);
     }
     free(done);
 }
 
 /* Group ranks by the op they blocked in. */
-static void diag_stuck(const ddp_collect_t *c, unsigned char *sel,
-                       diag_buf_t *d)
+static void diag_stuck_list(const ddp_stuck_t *stuck, int world,
+                            unsigned char *sel, diag_buf_t *d)
 {
-    unsigned char *done = calloc((size_t)(c->world > 0 ? c->world : 1), 1);
-    for (int r = 0; done && r < c->world; r++) {
-        const ddp_stuck_t *s = &c->stuck[r];
+    unsigned char *done = calloc((size_t)(world > 0 ? world : 1), 1);
+    for (int r = 0; done && r < world; r++) {
+        const ddp_stuck_t *s = &stuck[r];
         if (!s->valid || done[r])
             continue;
-        for (int q = 0; q < c->world; q++) {
-            const ddp_stuck_t *t = &c->stuck[q];
+        for (int q = 0; q < world; q++) {
+            const ddp_stuck_t *t = &stuck[q];
             sel[q] = t->valid && !done[q] && t->seq == s->seq &&
                      t->coll == s->coll && !strcmp(t->label, s->label);
             done[q] |= sel[q];
         }
         char ranks[256];
-        rank_ranges(sel, c->world, ranks, sizeof(ranks));
+        ddp_report_ranks(sel, world, ranks, sizeof(ranks));
         put(d,
             "%s blocked in %s '%s' (seq %llu, %llu x %s) of "
             "iteration %ld: %s\n",
@@ -117,6 +116,25 @@ static void diag_stuck(const ddp_collect_t *c, unsigned char *sel,
             herd_dtype_name(s->dtype), s->iter, herd_status_string(s->status));
     }
     free(done);
+}
+
+static void diag_stuck(const ddp_collect_t *c, unsigned char *sel,
+                       diag_buf_t *d)
+{
+    diag_stuck_list(c->stuck, c->world, sel, d);
+}
+
+size_t ddp_report_stuck(const ddp_stuck_t *stuck, int world, char *buf,
+                        size_t len)
+{
+    diag_buf_t d = {buf, len, 0};
+    unsigned char *sel = calloc((size_t)(world > 0 ? world : 1), 1);
+    if (len)
+        buf[0] = '\0';
+    if (sel)
+        diag_stuck_list(stuck, world, sel, &d);
+    free(sel);
+    return d.off < len ? d.off : len;
 }
 
 static void diag_finished(const ddp_collect_t *c, const ddp_outcome_t *o,
@@ -133,7 +151,7 @@ static void diag_finished(const ddp_collect_t *c, const ddp_outcome_t *o,
         any |= sel[r];
     }
     char ranks[256];
-    rank_ranges(sel, c->world, ranks, sizeof(ranks));
+    ddp_report_ranks(sel, c->world, ranks, sizeof(ranks));
     if (any && lo != hi)
         put(d,
             "%s finished their data; ranks run %ld to %ld "

@@ -55,6 +55,10 @@ typedef struct ddp_collect {
     void *next_arg;
 } ddp_collect_t;
 
+/* Keep a failed collective's record as the op a rank blocked in (the
+ * first one only); shared with the other workloads' collectors. */
+void ddp_stuck_note(ddp_stuck_t *s, const herd_tl_rec_t *rec, long iter);
+
 herd_status_t ddp_collect_create(const ddp_job_t *job, ddp_collect_t **out);
 void ddp_collect_destroy(ddp_collect_t *c);
 /* The herd_timeline_cb; arg is a ddp_collect_t. */
@@ -103,6 +107,13 @@ typedef struct ddp_outcome {
 void ddp_report_text(const ddp_collect_t *c, const ddp_outcome_t *o, FILE *f);
 /* The same as JSON (caller decrefs). */
 json_t *ddp_report_json(const ddp_collect_t *c, const ddp_outcome_t *o);
+/* "rank 3" or "ranks 0-3,7" for the ranks where sel[r] is set. */
+void ddp_report_ranks(const unsigned char *sel, int n, char *buf, size_t len);
+/* "ranks 0-2 blocked in all_gather 'u3' (seq 9, ...) of iteration 1: ..."
+ * for the ranks of stuck[0..world) grouped by the op they blocked in;
+ * returns the length written. Shared with the FSDP report. */
+size_t ddp_report_stuck(const ddp_stuck_t *stuck, int world, char *buf,
+                        size_t len);
 /* One-paragraph diagnosis of a failed run into buf ("" if it succeeded). */
 void ddp_report_diagnosis(const ddp_collect_t *c, const ddp_outcome_t *o,
                           char *buf, size_t len);

@@ -80,16 +80,23 @@ static herd_status_t post(ddp_stream_t *s, size_t i)
 {
     slot_t *sl = &s->slots[i];
     const ddp_stream_op_t *op = &sl->op;
-    herd_status_t st = herd_comm_set_label(s->comm, sl->label);
+    herd_comm_t *comm = op->comm ? op->comm : s->comm;
+    herd_status_t st = herd_comm_set_label(comm, sl->label);
     if (st == HERD_OK && op->coll == HERD_COLL_ALL_REDUCE)
-        st = herd_all_reduce(s->comm, s->buf, s->buf, op->count, op->dtype,
+        st = herd_all_reduce(comm, s->buf, s->buf, op->count, op->dtype,
                              HERD_SUM, &sl->req);
     else if (st == HERD_OK && op->coll == HERD_COLL_BROADCAST)
-        st = herd_broadcast(s->comm, s->buf, op->count, op->dtype, op->root,
+        st = herd_broadcast(comm, s->buf, op->count, op->dtype, op->root,
                             &sl->req);
+    else if (st == HERD_OK && op->coll == HERD_COLL_ALL_GATHER)
+        st = herd_all_gather(comm, s->buf, s->buf, op->count, op->dtype,
+                             &sl->req);
+    else if (st == HERD_OK && op->coll == HERD_COLL_REDUCE_SCATTER)
+        st = herd_reduce_scatter(comm, s->buf, s->buf, op->count, op->dtype,
+                                 HERD_SUM, &sl->req);
     else if (st == HERD_OK)
-        st = herd_barrier(s->comm, &sl->req);
-    herd_comm_set_label(s->comm, NULL);
+        st = herd_barrier(comm, &sl->req);
+    herd_comm_set_label(comm, NULL);
     if (st != HERD_OK) {
         set_blocked(s, sl, "failed to post");
         return st;
@@ -139,29 +146,42 @@ herd_status_t ddp_stream_launch(ddp_stream_t *s, size_t slot,
     return pump(s);
 }
 
-/* While ops wait for the stream, compute until the running head op
- * ends (it is then retired and the next posted at that instant); else
- * all of it at once. */
-herd_status_t ddp_stream_compute(ddp_stream_t *s, double seconds,
-                                 const char *label)
+/* While ops wait for a stream, compute until its running head op ends
+ * (it is then retired and the next posted at that instant); else all of
+ * it at once. With several streams the first that has ops waiting is
+ * watched: a second one with a queue starts its next op when the watched
+ * head ends or the compute does (FSDP rarely has both). */
+herd_status_t ddp_streams_compute(ddp_stream_t *const *ss, size_t n,
+                                  double seconds, const char *label)
 {
     herd_status_t st = HERD_OK;
     while (st == HERD_OK && seconds > 1e-12) {
         double done = seconds;
-        if (s->qlen && s->flen)
-            st = herd_compute_until(s->comm, seconds,
-                                    s->slots[s->flight[s->fhead]].req, label,
+        ddp_stream_t *w = NULL;
+        for (size_t i = 0; i < n && !w; i++)
+            if (ss[i]->qlen && ss[i]->flen)
+                w = ss[i];
+        if (w)
+            st = herd_compute_until(w->comm, seconds,
+                                    w->slots[w->flight[w->fhead]].req, label,
                                     &done);
         else
-            st = herd_compute(s->comm, seconds, label);
+            st = herd_compute(ss[0]->comm, seconds, label);
         seconds -= done;
-        if (st == HERD_OK)
-            st = pump(s);
+        for (size_t i = 0; i < n && st == HERD_OK; i++)
+            st = pump(ss[i]);
     }
-    if (st != HERD_OK && !s->blocked[0])
-        snprintf(s->blocked, sizeof(s->blocked), "stopped in compute '%s'",
-                 label ? label : "compute");
+    for (size_t i = 0; st != HERD_OK && i < n; i++)
+        if (!ss[i]->blocked[0])
+            snprintf(ss[i]->blocked, sizeof(ss[i]->blocked),
+                     "stopped in compute '%s'", label ? label : "compute");
     return st;
+}
+
+herd_status_t ddp_stream_compute(ddp_stream_t *s, double seconds,
+                                 const char *label)
+{
+    return ddp_streams_compute(&s, 1, seconds, label);
 }
 
 /* Block on the oldest running op. */

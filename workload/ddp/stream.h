@@ -19,14 +19,19 @@
 typedef struct ddp_stream ddp_stream_t;
 
 typedef struct ddp_stream_op {
-    herd_coll_t coll; /* all_reduce (SUM), broadcast or barrier */
-    uint64_t count;
+    herd_coll_t coll; /* all_reduce (SUM), broadcast, barrier, all_gather
+                         or reduce_scatter (SUM) */
+    uint64_t count;   /* all_gather: sent, reduce_scatter: received */
     herd_dtype_t dtype;
     int root;
     const char *label;
+    herd_comm_t *comm; /* NULL: the stream's; another group's collective
+                          still runs in this stream's order (FSDP's hybrid
+                          all_reduce after its reduce_scatter) */
 } ddp_stream_op_t;
 
-/* `buf` must hold the largest op (ops reduce in place in it). */
+/* `buf` must hold the largest op (ops reduce in place in it; an
+ * all_gather's or reduce_scatter's full size * count elements). */
 herd_status_t ddp_stream_create(herd_comm_t *comm, void *buf, size_t nslots,
                                 int max_inflight, ddp_stream_t **out);
 /* Releases finished requests; unfinished ones are left to the engine. */
@@ -38,6 +43,10 @@ herd_status_t ddp_stream_launch(ddp_stream_t *s, size_t slot,
 /* Modelled compute; queued ops start as the stream frees up. */
 herd_status_t ddp_stream_compute(ddp_stream_t *s, double seconds,
                                  const char *label);
+/* The same for compute that overlaps several streams (FSDP's all_gather
+ * and reduce_scatter streams); ss[0]'s communicator computes. */
+herd_status_t ddp_streams_compute(ddp_stream_t *const *ss, size_t n,
+                                  double seconds, const char *label);
 /* Wait for slot's op (running every op queued before it first). */
 herd_status_t ddp_stream_wait(ddp_stream_t *s, size_t slot);
 /* After a failed wait or compute: "blocked in all_reduce 'bucket 3'" or

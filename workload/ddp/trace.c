@@ -98,16 +98,40 @@ static herd_status_t r_wait(void *c, size_t slot)
     return l->st;
 }
 
-static const ddp_emit_ops_t rec_ops = {r_compute,   r_mark,    r_all_reduce,
-                                       r_broadcast, r_barrier, r_wait};
+/* A walker's collective on one of its groups (g >= 1 is the trace's
+ * group g: the walker's job added them in its order). */
+static herd_status_t r_any(void *c, const ddp_emit_coll_t *e, size_t slot)
+{
+    op_list_t *l = c;
+    herd_status_t st =
+        r_coll(l, e->coll, e->count, e->dtype, e->root, slot, e->label);
+    if (st == HERD_OK && l->n)
+        l->ops[l->n - 1].group = (uint16_t)e->group;
+    return st;
+}
 
-static herd_status_t record(const ddp_job_t *job, int rank, op_list_t *l)
+static const ddp_emit_ops_t rec_ops = {
+    r_compute, r_mark, r_all_reduce, r_broadcast, r_barrier, r_wait, r_any};
+
+typedef struct walker {
+    ddp_walk_fn walk;
+    const void *job;
+} walker_t;
+
+static herd_status_t record(const walker_t *w, int rank, op_list_t *l)
+{
+    l->n = 0;
+    herd_status_t st = w->walk(w->job, rank, &rec_ops, l);
+    return st != HERD_OK ? st : l->st;
+}
+
+/* DDP's walk as a ddp_walk_fn: a raised error ends the list there. */
+static herd_status_t ddp_walk(const void *job, int rank,
+                              const ddp_emit_ops_t *ops, void *ctx)
 {
     char msg[DDP_ERR_MSG_MAX];
     int raised;
-    l->n = 0;
-    herd_status_t st = ddp_job_walk(job, rank, &rec_ops, l, &raised, msg);
-    return st != HERD_OK ? st : l->st;
+    return ddp_job_walk(job, rank, ops, ctx, &raised, msg);
 }
 
 static herd_status_t add_all(trace_t *t, const op_list_t *l)
@@ -136,15 +160,17 @@ static int same_list(const op_list_t *a, const op_list_t *b)
     return 1;
 }
 
-static herd_status_t build(const ddp_job_t *job, trace_t *t)
+herd_status_t ddp_trace_record(trace_t *t, ddp_walk_fn walk, const void *job)
 {
+    walker_t w = {walk, job};
     op_list_t ref = {.t = t}, cur = {.t = t};
-    int base = job->world > 1 ? 1 : 0;
-    herd_status_t st = record(job, base, &ref);
+    int world = (int)t->world_size;
+    int base = world > 1 ? 1 : 0;
+    herd_status_t st = record(&w, base, &ref);
     if (st == HERD_OK)
         st = add_all(t, &ref);
-    for (int r = 0; st == HERD_OK && r < job->world; r++) {
-        if (r == base || (st = record(job, r, &cur)) != HERD_OK)
+    for (int r = 0; st == HERD_OK && r < world; r++) {
+        if (r == base || (st = record(&w, r, &cur)) != HERD_OK)
             continue;
         if (same_list(&cur, &ref))
             continue;
@@ -166,7 +192,7 @@ herd_status_t ddp_trace_build(const ddp_job_t *job, trace_t **out)
         return st;
     free(t->name);
     t->name = strdup(job->model.name);
-    st = build(job, t);
+    st = ddp_trace_record(t, ddp_walk, job);
     if (st != HERD_OK) {
         trace_destroy(t);
         return st;

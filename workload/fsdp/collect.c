@@ -1,0 +1,230 @@
+/* workload/fsdp/collect.c - gather an FSDP run's timeline records per
+ * rank, iteration and unit, and turn them into step predictions (see
+ * fsdp/report.h for the definitions). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/fsdp/report.h"
+
+herd_status_t fsdp_collect_create(const fsdp_job_t *job, fsdp_collect_t **out)
+{
+    fsdp_collect_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return HERD_ERR_NO_MEMORY;
+    size_t w = (size_t)job->world, it = FSDP_REC_MAX_ITERS;
+    c->job = job;
+    c->world = job->world;
+    c->nu = job->units.n > job->bad_units.n ? job->units.n : job->bad_units.n;
+    c->start = calloc(w * it, sizeof(uint64_t));
+    c->end = calloc(w * it, sizeof(uint64_t));
+    c->compute = calloc(w * it, sizeof(double));
+    c->comm = calloc(w * it, sizeof(double));
+    c->ut = calloc(it * c->nu, sizeof(fsdp_utime_t));
+    c->tail = calloc(it, sizeof(double));
+    c->iter = malloc(w * sizeof(long));
+    c->prev = calloc(w, sizeof(uint64_t));
+    c->last = calloc(w, sizeof(uint64_t));
+    c->stuck = calloc(w, sizeof(ddp_stuck_t));
+    if (!c->start || !c->end || !c->compute || !c->comm || !c->ut || !c->tail ||
+        !c->iter || !c->prev || !c->last || !c->stuck) {
+        fsdp_collect_destroy(c);
+        return HERD_ERR_NO_MEMORY;
+    }
+    for (size_t r = 0; r < w; r++)
+        c->iter[r] = -1;
+    *out = c;
+    return HERD_OK;
+}
+
+void fsdp_collect_destroy(fsdp_collect_t *c)
+{
+    if (!c)
+        return;
+    free(c->start);
+    free(c->end);
+    free(c->compute);
+    free(c->comm);
+    free(c->ut);
+    free(c->tail);
+    free(c->iter);
+    free(c->prev);
+    free(c->last);
+    free(c->stuck);
+    free(c);
+}
+
+/* "forward u12" with prefix "forward u" -> 12; -1 otherwise. */
+static long unit_of(const char *label, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (!label || strncmp(label, prefix, n))
+        return -1;
+    char *end;
+    long k = strtol(label + n, &end, 10);
+    return end != label + n && !*end ? k : -1;
+}
+
+static size_t at(long it, int r)
+{
+    return (size_t)r * FSDP_REC_MAX_ITERS + (size_t)it;
+}
+
+static void on_compute(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
+{
+    int r = rec->rank;
+    double gap = rec->start_ns > c->prev[r]
+                     ? (double)(rec->start_ns - c->prev[r]) * 1e-9
+                     : 0;
+    c->prev[r] = rec->end_ns;
+    c->compute[at(it, r)] += (double)(rec->end_ns - rec->start_ns) * 1e-9;
+    long f = unit_of(rec->label, "forward u"),
+         b = unit_of(rec->label, "backward u");
+    if (f >= 0 && (size_t)f < c->nu)
+        c->ut[(size_t)it * c->nu + (size_t)f].fwd_gap += gap;
+    else if (b >= 0 && (size_t)b < c->nu)
+        c->ut[(size_t)it * c->nu + (size_t)b].bwd_gap += gap;
+    else if (rec->label && !strcmp(rec->label, "optimizer"))
+        c->tail[it] += gap;
+}
+
+static void on_coll(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
+{
+    int r = rec->rank;
+    c->comm[at(it, r)] += (double)(rec->end_ns - rec->start_ns) * 1e-9;
+    if (r != 0)
+        return;
+    long g = unit_of(rec->label, "all_gather u"),
+         s = unit_of(rec->label, "reduce_scatter u"),
+         a = unit_of(rec->label, "all_reduce u");
+    fsdp_utime_t *ut = c->ut + (size_t)it * c->nu;
+    if (g >= 0 && (size_t)g < c->nu)
+        ut[g].ag++, ut[g].ag_bytes += rec->bytes;
+    else if (s >= 0 && (size_t)s < c->nu)
+        ut[s].rs++, ut[s].rs_bytes += rec->bytes;
+    else if (a >= 0 && (size_t)a < c->nu)
+        ut[a].ar++;
+}
+
+void fsdp_collect_cb(const herd_tl_rec_t *rec, void *arg)
+{
+    fsdp_collect_t *c = arg;
+    if (c->next_cb)
+        c->next_cb(rec, c->next_arg);
+    if (rec->rank < 0 || rec->rank >= c->world)
+        return;
+    int r = rec->rank;
+    long it = c->iter[r];
+    if (rec->end_ns > c->last[r])
+        c->last[r] = rec->end_ns;
+    if (rec->kind == HERD_TL_MARK && rec->label &&
+        !strcmp(rec->label, "step")) {
+        if (it >= 0 && it < FSDP_REC_MAX_ITERS)
+            c->end[at(it, r)] = rec->start_ns;
+        it = ++c->iter[r];
+        if (it < FSDP_REC_MAX_ITERS)
+            c->start[at(it, r)] = rec->start_ns;
+        c->prev[r] = rec->start_ns;
+        return;
+    }
+    if (rec->kind == HERD_TL_COLL && rec->status != HERD_OK)
+        ddp_stuck_note(&c->stuck[r], rec, it);
+    if (it < 0 || it >= FSDP_REC_MAX_ITERS)
+        return;
+    if (rec->kind == HERD_TL_COMPUTE)
+        on_compute(c, rec, it);
+    else if (rec->kind == HERD_TL_COLL && rec->status == HERD_OK)
+        on_coll(c, rec, it);
+}
+
+static uint64_t step_end(const fsdp_collect_t *c, int r, long it)
+{
+    if (c->end[at(it, r)])
+        return c->end[at(it, r)];
+    /* the last iteration ends with the rank's last record */
+    return c->iter[r] == it && it + 1 == c->job->cfg.steps ? c->last[r] : 0;
+}
+
+void fsdp_collect_step(const fsdp_collect_t *c, long it, fsdp_step_pred_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->iter = it;
+    if (it < 0 || it >= FSDP_REC_MAX_ITERS)
+        return;
+    int n = 0;
+    o->complete = 1;
+    for (int r = 0; r < c->world; r++) {
+        uint64_t end = step_end(c, r, it);
+        if (c->iter[r] < it || !end || c->stuck[r].valid) {
+            o->complete = 0;
+            continue;
+        }
+        double d = (double)(end - c->start[at(it, r)]) * 1e-9;
+        o->step_s += d;
+        o->max_step_s = d > o->max_step_s ? d : o->max_step_s;
+        o->compute_s += c->compute[at(it, r)];
+        o->comm_s += c->comm[at(it, r)];
+        n++;
+    }
+    if (!n)
+        return;
+    o->step_s /= n;
+    o->compute_s /= n;
+    o->comm_s /= n;
+    o->exposed_s = o->step_s > o->compute_s ? o->step_s - o->compute_s : 0;
+}
+
+static long recorded(const fsdp_collect_t *c)
+{
+    long most = 0;
+    for (int r = 0; r < c->world; r++)
+        most = c->iter[r] + 1 > most ? c->iter[r] + 1 : most;
+    return most < FSDP_REC_MAX_ITERS ? most : FSDP_REC_MAX_ITERS;
+}
+
+void fsdp_collect_summary(const fsdp_collect_t *c, fsdp_summary_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->iters = recorded(c);
+    for (long it = 0; it < o->iters; it++) {
+        fsdp_step_pred_t p;
+        fsdp_collect_step(c, it, &p);
+        if (!p.complete)
+            continue;
+        o->step_s += p.step_s;
+        o->exposed_s += p.exposed_s;
+        o->compute_s += p.compute_s;
+        o->comm_s += p.comm_s;
+        o->nsteady++;
+    }
+    if (o->nsteady) {
+        double n = (double)o->nsteady;
+        o->step_s /= n;
+        o->exposed_s /= n;
+        o->compute_s /= n;
+        o->comm_s /= n;
+        o->overlap = o->comm_s > 0 ? 1.0 - o->exposed_s / o->comm_s : 0;
+        o->overlap = o->overlap < 0 ? 0 : o->overlap > 1 ? 1 : o->overlap;
+    }
+    fsdp_job_memory(c->job, 0, &o->mem);
+}
+
+void fsdp_collect_unit(const fsdp_collect_t *c, size_t u, fsdp_utime_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    long n = 0, iters = recorded(c);
+    for (long it = 0; u < c->nu && it < iters; it++) {
+        fsdp_step_pred_t p;
+        fsdp_collect_step(c, it, &p);
+        if (!p.complete)
+            continue;
+        const fsdp_utime_t *t = &c->ut[(size_t)it * c->nu + u];
+        o->fwd_gap += t->fwd_gap / c->world;
+        o->bwd_gap += t->bwd_gap / c->world;
+        o->ag = t->ag, o->rs = t->rs, o->ar = t->ar;
+        o->ag_bytes = t->ag_bytes, o->rs_bytes = t->rs_bytes;
+        n++;
+    }
+    if (n)
+        o->fwd_gap /= (double)n, o->bwd_gap /= (double)n;
+}

@@ -1,0 +1,28 @@
+/* workload/fsdp/prog.h - the FSDP job as a herd program (herd_main_fn):
+ * every rank creates the strategy's groups, then walks its iterations
+ * over DDP's in-order streams (workload/ddp/stream.h): one for the
+ * all_gathers, one for the reduce_scatters (fsdp.comm_streams: 2), or one
+ * for both. Runs on any engine; on sim all ranks share one fsdp_prog_t. */
+#ifndef HERD_WORKLOAD_FSDP_PROG_H
+#define HERD_WORKLOAD_FSDP_PROG_H
+
+#include <herd/herd.h>
+
+#include "workload/fsdp/job.h"
+
+typedef struct fsdp_prog {
+    const fsdp_job_t *job;
+    char **errors; /* per rank: what stopped it (NULL: finished) */
+    /* applied to the world communicator and every group before the walk */
+    herd_algo_t algo[HERD_COLL_COUNT];
+    int channels;
+    size_t chunk_bytes;
+} fsdp_prog_t;
+
+herd_status_t fsdp_prog_create(const fsdp_job_t *job, fsdp_prog_t **out);
+void fsdp_prog_destroy(fsdp_prog_t *p);
+
+/* The herd_main_fn; `arg` is an fsdp_prog_t. 0: done, 1: stopped. */
+int fsdp_prog_main(herd_comm_t *world, void *arg);
+
+#endif

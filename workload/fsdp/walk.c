@@ -1,0 +1,319 @@
+/* workload/fsdp/walk.c - one rank's training loop as FSDP runs it.
+ *
+ * Forward, unit by unit (the root first): all_gather the unit's shards
+ * (unless still unsharded), with forward_prefetch the next unit's
+ * all_gather before this unit's compute, the forward compute, then free
+ * the unsharded parameters when resharding after forward (never the
+ * root's). Backward, in reverse: all_gather again what was freed, the
+ * next unit's all_gather before (BACKWARD_PRE) or after (BACKWARD_POST)
+ * this unit's gradient compute, or when its own backward starts (none);
+ * then the reduce_scatter of the gradients (all_reduce for NO_SHARD, and
+ * for HYBRID_SHARD the all_reduce of the shard across replicas after it)
+ * on the reduce_scatter stream, and the unit is resharded. The step ends
+ * by waiting for every reduction and the optimizer on the shard.
+ *
+ * herd runs the program in step with its compute stream: a collective is
+ * issued when the compute before it is done (no CPU run-ahead). With
+ * limit_all_gathers at most two non-root units are unsharded when a
+ * prefetch is issued, which the walk never exceeds; the option is kept
+ * for the counts it would limit. The walk also tracks the unsharded
+ * parameters and gradients alive, for the memory prediction. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/fsdp/job.h"
+
+enum { U_SHARDED, U_ISSUED, U_GATHERED };
+
+typedef struct fwalk {
+    const fsdp_job_t *job;
+    const fsdp_units_t *us;
+    int rank;
+    const ddp_emit_ops_t *ops;
+    void *ctx;
+    unsigned char *state; /* per unit */
+    unsigned char *ran;   /* per unit: its forward ran this iteration */
+    unsigned char *rs;    /* per unit: reductions to wait for */
+    uint64_t alive, peak; /* unsharded bytes */
+    int nalive, peak_units;
+    uint64_t grad_prev; /* unsharded gradient still being reduced */
+} fwalk_t;
+
+static int no_shard(const fwalk_t *w)
+{
+    return w->job->cfg.strategy == FSDP_NO_SHARD;
+}
+
+static uint64_t unsharded_bytes(const fwalk_t *w, size_t u)
+{
+    return fsdp_job_shard_numel(w->job, &w->us->u[u]) *
+           (uint64_t)w->job->shard * herd_dtype_size(w->job->param_dtype);
+}
+
+static void note_peak(fwalk_t *w)
+{
+    if (w->alive > w->peak) {
+        w->peak = w->alive;
+        w->peak_units = w->nalive;
+    }
+}
+
+static herd_status_t emit(fwalk_t *w, herd_coll_t coll, uint64_t count,
+                          herd_dtype_t dt, int stream, size_t slot,
+                          const char *what, size_t u)
+{
+    char label[64];
+    snprintf(label, sizeof(label), "%s u%zu", what, u);
+    ddp_emit_coll_t op = {
+        coll,   count, dt, -1, fsdp_job_group(w->job, w->rank, coll),
+        stream, label};
+    return w->ops->coll ? w->ops->coll(w->ctx, &op, slot)
+                        : HERD_ERR_UNSUPPORTED;
+}
+
+static herd_status_t gather(fwalk_t *w, size_t u)
+{
+    if (w->state[u] != U_SHARDED)
+        return HERD_OK;
+    if (no_shard(w) || !w->us->u[u].numel) {
+        w->state[u] = U_GATHERED;
+        return HERD_OK;
+    }
+    w->state[u] = U_ISSUED;
+    w->alive += unsharded_bytes(w, u);
+    w->nalive++;
+    note_peak(w);
+    return emit(w, HERD_COLL_ALL_GATHER,
+                fsdp_job_shard_numel(w->job, &w->us->u[u]), w->job->param_dtype,
+                FSDP_STREAM_AG, u, "all_gather", u);
+}
+
+static herd_status_t ready(fwalk_t *w, size_t u)
+{
+    herd_status_t st = gather(w, u);
+    if (st == HERD_OK && w->state[u] == U_ISSUED) {
+        st = w->ops->wait(w->ctx, u);
+        w->state[u] = U_GATHERED;
+    }
+    return st;
+}
+
+static void reshard(fwalk_t *w, size_t u)
+{
+    if (w->state[u] == U_SHARDED || no_shard(w) || !w->us->u[u].numel) {
+        w->state[u] = U_SHARDED;
+        return;
+    }
+    w->state[u] = U_SHARDED;
+    w->alive -= unsharded_bytes(w, u);
+    w->nalive--;
+}
+
+/* The rate limiter: at most two non-root units unsharded. */
+static herd_status_t prefetch(fwalk_t *w, long v)
+{
+    if (v < 0 || (size_t)v >= w->us->n || w->state[v] != U_SHARDED)
+        return HERD_OK;
+    int live = 0;
+    for (size_t u = 1; u < w->us->n; u++)
+        live += w->state[u] != U_SHARDED && w->us->u[u].numel;
+    if (w->job->cfg.limit_all_gathers && live >= 2)
+        return HERD_OK;
+    return gather(w, (size_t)v);
+}
+
+static herd_status_t compute(fwalk_t *w, double s, const char *what, size_t u)
+{
+    char label[64];
+    snprintf(label, sizeof(label), "%s u%zu", what, u);
+    return s > 0 ? w->ops->compute(w->ctx, s, label) : HERD_OK;
+}
+
+static herd_status_t forward(fwalk_t *w, long it)
+{
+    const fsdp_units_t *us = w->us;
+    herd_status_t st = HERD_OK;
+    for (size_t u = 0; u < us->n && st == HERD_OK; u++) {
+        w->ran[u] = !fsdp_job_skips(w->job, w->rank, u, it);
+        if (!w->ran[u])
+            continue;
+        st = gather(w, u);
+        long next = (long)u + 1;
+        while ((size_t)next < us->n &&
+               fsdp_job_skips(w->job, w->rank, (size_t)next, it))
+            next++;
+        if (st == HERD_OK && w->job->cfg.forward_prefetch)
+            st = prefetch(w, next);
+        if (st == HERD_OK)
+            st = ready(w, u);
+        if (st == HERD_OK)
+            st = compute(w, us->u[u].fwd_s, "forward", u);
+        if (st == HERD_OK && w->job->reshard_fwd && u != 0)
+            reshard(w, u);
+    }
+    return st;
+}
+
+static herd_status_t reduce(fwalk_t *w, size_t u)
+{
+    const fsdp_job_t *j = w->job;
+    size_t n = w->us->n;
+    const fsdp_unit_t *un = &w->us->u[u];
+    if (!un->numel)
+        return HERD_OK;
+    w->rs[u] = 1;
+    if (no_shard(w))
+        return emit(w, HERD_COLL_ALL_REDUCE, un->numel, j->reduce_dtype,
+                    FSDP_STREAM_RS, n + u, "all_reduce", u);
+    uint64_t shard = fsdp_job_shard_numel(j, un);
+    herd_status_t st = emit(w, HERD_COLL_REDUCE_SCATTER, shard, j->reduce_dtype,
+                            FSDP_STREAM_RS, n + u, "reduce_scatter", u);
+    if (st == HERD_OK && j->cfg.strategy == FSDP_HYBRID_SHARD &&
+        j->replicas > 1)
+        st = emit(w, HERD_COLL_ALL_REDUCE, shard, j->reduce_dtype,
+                  FSDP_STREAM_RS, 2 * n + u, "all_reduce", u);
+    return st;
+}
+
+static long prev_ran(const fwalk_t *w, size_t u)
+{
+    long v = (long)u - 1;
+    while (v >= 0 && !w->ran[v])
+        v--;
+    return v;
+}
+
+static herd_status_t backward(fwalk_t *w)
+{
+    const fsdp_bwd_prefetch_t pf = w->job->cfg.backward_prefetch;
+    herd_status_t st = HERD_OK;
+    for (size_t u = w->us->n; u-- > 0 && st == HERD_OK;) {
+        if (!w->ran[u])
+            continue; /* no forward, no gradients: no reduction either */
+        st = gather(w, u);
+        if (st == HERD_OK && pf == FSDP_BWD_PRE)
+            st = prefetch(w, prev_ran(w, u));
+        if (st == HERD_OK)
+            st = ready(w, u);
+        uint64_t grad = no_shard(w) ? 0 : unsharded_bytes(w, u);
+        w->alive += grad;
+        note_peak(w);
+        if (st == HERD_OK)
+            st = compute(w, w->us->u[u].bwd_s, "backward", u);
+        if (st == HERD_OK && pf == FSDP_BWD_POST)
+            st = prefetch(w, prev_ran(w, u));
+        if (st == HERD_OK)
+            st = reduce(w, u);
+        w->alive -= w->grad_prev; /* the previous reduction is done */
+        w->grad_prev = grad;
+        reshard(w, u);
+    }
+    return st;
+}
+
+static herd_status_t finalize(fwalk_t *w)
+{
+    size_t n = w->us->n;
+    int hybrid =
+        w->job->cfg.strategy == FSDP_HYBRID_SHARD && w->job->replicas > 1;
+    herd_status_t st = HERD_OK;
+    for (size_t u = n; u-- > 0 && st == HERD_OK;) {
+        if (!w->rs[u])
+            continue;
+        w->rs[u] = 0;
+        st = w->ops->wait(w->ctx, n + u);
+        if (st == HERD_OK && hybrid && !no_shard(w))
+            st = w->ops->wait(w->ctx, 2 * n + u);
+    }
+    w->alive -= w->grad_prev;
+    w->grad_prev = 0;
+    if (st == HERD_OK)
+        st = w->ops->mark(w->ctx, "finalize");
+    double opt = w->job->model.opt_s / (double)w->job->shard;
+    if (st == HERD_OK && opt > 0)
+        st = w->ops->compute(w->ctx, opt, "optimizer");
+    return st;
+}
+
+static herd_status_t walk_rank(const fsdp_job_t *job, int rank,
+                               const ddp_emit_ops_t *ops, void *ctx, fwalk_t *w)
+{
+    *w = (fwalk_t){.job = job,
+                   .us = fsdp_job_units(job, rank),
+                   .rank = rank,
+                   .ops = ops,
+                   .ctx = ctx};
+    size_t n = w->us->n + 1;
+    w->state = calloc(n, 1);
+    w->ran = calloc(n, 1);
+    w->rs = calloc(n, 1);
+    herd_status_t st =
+        w->state && w->ran && w->rs ? HERD_OK : HERD_ERR_NO_MEMORY;
+    for (long it = 0; st == HERD_OK && it < job->cfg.steps; it++) {
+        st = ops->mark(ctx, "step");
+        if (st == HERD_OK)
+            st = forward(w, it);
+        if (st == HERD_OK)
+            st = backward(w);
+        if (st == HERD_OK)
+            st = finalize(w);
+    }
+    free(w->state);
+    free(w->ran);
+    free(w->rs);
+    return st;
+}
+
+herd_status_t fsdp_job_walk(const void *job, int rank,
+                            const ddp_emit_ops_t *ops, void *ctx)
+{
+    fwalk_t w;
+    return walk_rank(job, rank, ops, ctx, &w);
+}
+
+/* An emitter that does nothing: the walk alone, for its memory. */
+static herd_status_t n_compute(void *c, double s, const char *l)
+{
+    (void)c, (void)s, (void)l;
+    return HERD_OK;
+}
+static herd_status_t n_mark(void *c, const char *l)
+{
+    (void)c, (void)l;
+    return HERD_OK;
+}
+static herd_status_t n_wait(void *c, size_t slot)
+{
+    (void)c, (void)slot;
+    return HERD_OK;
+}
+static herd_status_t n_coll(void *c, const ddp_emit_coll_t *op, size_t slot)
+{
+    (void)c, (void)op, (void)slot;
+    return HERD_OK;
+}
+static const ddp_emit_ops_t null_ops = {
+    .compute = n_compute, .mark = n_mark, .wait = n_wait, .coll = n_coll};
+
+herd_status_t fsdp_job_memory(const fsdp_job_t *job, int rank,
+                              fsdp_memory_t *out)
+{
+    fwalk_t w;
+    herd_status_t st = walk_rank(job, rank, &null_ops, NULL, &w);
+    if (st != HERD_OK)
+        return st;
+    const fsdp_units_t *us = fsdp_job_units(job, rank);
+    uint64_t shard = 0;
+    for (size_t u = 0; u < us->n; u++)
+        shard += fsdp_job_shard_numel(job, &us->u[u]);
+    fsdp_memory_t m = {0};
+    m.params = shard * herd_dtype_size(job->master_dtype);
+    m.grads = m.params;
+    m.optimizer = (uint64_t)((double)m.params * job->cfg.optim_states);
+    m.unsharded = w.peak;
+    m.units_alive = w.peak_units;
+    m.total = m.params + m.grads + m.optimizer + m.unsharded;
+    *out = m;
+    return HERD_OK;
+}
