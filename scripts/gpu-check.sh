@@ -41,7 +41,7 @@ NOTES=() # summary: other results
 
 usage() {
     cat <<'EOF'
-usage: scripts/gpu-check.sh [--out DIR] [--engine nccl|tcp]
+usage: scripts/gpu-check.sh [--out DIR] [--engine nccl|tcp] [--dry-run]
        scripts/gpu-check.sh --pack DIR
        scripts/gpu-check.sh --check-deps
 Builds herd, runs the gpu tests, measures herd perf (nccl) for all_reduce,
@@ -49,6 +49,7 @@ all_gather, reduce_scatter and broadcast (8 B .. 1 GiB), replays a DDP
 trace, predicts both on the simulator's NCCL model and compares them.
   --out DIR      results (default out/gpu-check; env HERD_GPU_OUT)
   --engine tcp   rehearse every step on CPUs (no GPU needed)
+  --dry-run      the same: everything but the device calls
   --pack DIR     build here (HERD_WITH_NCCL=ON) and copy herd, the gpu
                  tests and the non-system shared libraries into DIR
   --check-deps   report which build tools and libraries are missing
@@ -403,6 +404,11 @@ main() {
             [ $# -ge 2 ] || fail "--out needs a directory" 2
             OUT=$2
             shift 2
+            ;;
+        --dry-run)
+            # everything but the device calls: the same steps on CPUs
+            ENGINE=tcp
+            shift
             ;;
         --engine)
             [ $# -ge 2 ] || fail "--engine needs nccl or tcp" 2

@@ -97,7 +97,7 @@ START_TEST(missing_build_tools)
 {
     char *dir = bare_path(), env[1200], args[1200], *out = NULL;
     snprintf(env, sizeof(env), "PATH=%s", dir);
-    snprintf(args, sizeof(args), "--engine tcp --out %s/o", dir);
+    snprintf(args, sizeof(args), "--dry-run --out %s/o", dir);
     ck_assert_int_eq(run(env, args, &out), 4);
     ck_assert_ptr_nonnull(strstr(out, "missing: cmake"));
     ck_assert_ptr_nonnull(strstr(out, "--pack DIR"));
