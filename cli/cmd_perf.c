@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/cmd_perf.h"
 #include "cli/cli_simflags.h"
+#include "cli/cmd_perf.h"
 #include "core/engine.h"
 #include "core/reduce.h"
 #include "core/sched.h"
@@ -44,6 +44,8 @@ static const char usage[] =
     "                        jitter simulates each size once)\n"
     "  -w, --warmup_iters N  warm-up iterations (default 1)\n"
     "  -c, --check 0|1       1: real buffers, check every result (#wrong)\n"
+    "  --timeout S           collective timeout in seconds (tcp/nccl default:\n"
+    "                        $HERD_TIMEOUT, else 600)\n"
     "  --scenario FILE       cluster, stragglers, faults, seed, channels\n"
     "                        and chunk from a scenario (flags after it\n"
     "                        override it)\n"
@@ -54,6 +56,7 @@ typedef struct perf_args {
     cli_simflags_t sim;
     const char *engine;
     trace_scenario_t *sc; /* --scenario: owns the options' arrays */
+    double timeout_s;     /* --timeout, else $HERD_TIMEOUT; 0: default */
 } perf_args_t;
 
 /* --scenario FILE: the scenario's simulator options and channels/chunk. */
@@ -74,11 +77,13 @@ static int perf_scenario(const char *path, perf_args_t *a)
 }
 
 static const char *const short_names[][2] = {
-    {"-b", "--minbytes"},  {"-e", "--maxbytes"},     {"-f", "--stepfactor"},
-    {"-i", "--stepbytes"}, {"-o", "--op"},           {"-d", "--datatype"},
-    {"-r", "--root"},      {"-n", "--iters"},        {"-w", "--warmup_iters"},
-    {"-c", "--check"},     {"--engine", "--engine"}, {"--coll", "--coll"},
-    {"--algo", "--algo"}};
+    {"-b", "--minbytes"},     {"-e", "--maxbytes"},
+    {"-f", "--stepfactor"},   {"-i", "--stepbytes"},
+    {"-o", "--op"},           {"-d", "--datatype"},
+    {"-r", "--root"},         {"-n", "--iters"},
+    {"-w", "--warmup_iters"}, {"-c", "--check"},
+    {"--engine", "--engine"}, {"--coll", "--coll"},
+    {"--algo", "--algo"},     {"--timeout", "--timeout"}};
 
 /* The long name of a perf flag, or NULL. */
 static const char *perf_flag(const char *arg)
@@ -165,6 +170,10 @@ static int set_flag(const char *flag, const char *v, perf_args_t *a)
         return set_int(flag, v, 1, 1000000, &p->iters);
     if (!strcmp(flag, "--warmup_iters"))
         return set_int(flag, v, 0, 1000000, &p->warmup);
+    if (!strcmp(flag, "--timeout"))
+        return cli_parse_double(v, &a->timeout_s) != 0 || a->timeout_s <= 0
+                   ? bad_value(flag, v, "a number of seconds > 0")
+                   : 0;
     return set_int(flag, v, 0, 1, &p->check); /* --check */
 }
 
@@ -237,6 +246,15 @@ static int validate(perf_args_t *a)
                                herd_op_name(p->op), herd_dtype_name(p->dtype));
     if (cli_engine_resolve("perf", a->engine, &a->engine))
         return 2;
+    /* Real engines: a shorter collective timeout than 600 s from the
+     * environment (the flag wins). */
+    const char *env = getenv("HERD_TIMEOUT");
+    if (strcmp(a->engine, "sim") && a->timeout_s <= 0 && env && *env &&
+        (cli_parse_double(env, &a->timeout_s) != 0 || a->timeout_s <= 0))
+        return cli_usage_error("perf",
+                               "HERD_TIMEOUT: '%s' is not a number "
+                               "of seconds > 0",
+                               env);
     if (p->check && !strcmp(a->engine, "nccl"))
         return cli_usage_error("perf", "-c 1 checks host buffers: not "
                                        "available on nccl");
@@ -256,6 +274,7 @@ static int validate(perf_args_t *a)
 static int run(perf_args_t *a)
 {
     herd_init_t init = {.backend = a->engine,
+                        .timeout_s = a->timeout_s,
                         .timeline_cb = cli_perf_timeline,
                         .timeline_arg = &a->p};
     if (!strcmp(a->engine, "sim")) {
@@ -282,6 +301,7 @@ static int run(perf_args_t *a)
         init.init_method = "env://";
         init.rank = -1;
         init.local_rank = -1;
+        a->p.report_all = 1; /* one process per rank: each says why */
     }
     herd_run_info_t info;
     herd_status_t st = herd_run(&init, cli_perf_program, &a->p, &info);

@@ -29,6 +29,7 @@ typedef struct cli_perf {
     int iters, warmup, check;
     int channels;
     uint64_t chunk;
+    int report_all; /* every rank prints why it failed (real engines) */
     FILE *out;
     /* state: per rank spans of the current size (grown on demand) */
     cli_perf_span_t *spans;

@@ -206,7 +206,15 @@ int cli_perf_program(herd_comm_t *c, void *arg)
             continue;
         herd_status_t st = run_size(c, p, count, &wrong);
         if (st != HERD_OK) {
-            if (r == 0)
+            /* On a real engine each rank is its own process: each says
+             * why (the others would only say "operation aborted"). */
+            if (p->report_all)
+                fprintf(stderr,
+                        "herd perf: rank %d: %s of %llu bytes failed: %s "
+                        "(%s)\n",
+                        r, herd_coll_name(p->coll), (unsigned long long)b,
+                        herd_status_string(st), herd_last_error(c));
+            else if (r == 0)
                 fprintf(stderr, "herd perf: %s of %llu bytes failed: %s (%s)\n",
                         herd_coll_name(p->coll), (unsigned long long)b,
                         herd_status_string(st), herd_last_error(c));

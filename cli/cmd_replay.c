@@ -16,7 +16,7 @@
 static const char usage[] =
     "usage: herd replay TRACE [--engine sim|tcp|gloo|nccl] [--scenario FILE]\n"
     "         [--set KEY=VALUE]... [--steps N] [-o DIR] [--no-plots]\n"
-    "         [--gantt-ranks LIST]\n"
+    "         [--gantt-ranks LIST] [--timeout S]\n"
     "Replays TRACE (herd-trace JSON). sim (default): every rank in virtual\n"
     "time on the scenario's cluster (default: nodes of 8 GPUs, as many as\n"
     "the trace needs); writes DIR/timeline.json/.tsv and gantt plots.\n"
@@ -25,12 +25,15 @@ static const char usage[] =
     "The trace is rescaled when the world size differs. --gantt-ranks\n"
     "LIST: the ranks the Gantt chart shows (e.g. 0-7,256-263; at most 64;\n"
     "default: ranks 0-31, and the title says so).\n"
+    "--timeout S: the collective timeout (else the scenario's timeout:, on\n"
+    "tcp/nccl then $HERD_TIMEOUT, else 600 s).\n"
     "Exit: 0 ok, 1 the run failed or hung, 2 bad usage or input.\n";
 
 typedef struct rp_args {
     const char *trace, *engine, *scenario, *out, *gantt_ranks;
     char *sets[64];
     int nsets, steps, no_plots;
+    double timeout_s; /* --timeout; 0: not given */
 } rp_args_t;
 
 static int rp_parse(int argc, char **argv, rp_args_t *a)
@@ -54,6 +57,12 @@ static int rp_parse(int argc, char **argv, rp_args_t *a)
                 return cli_usage_error("replay", "--steps: expected an "
                                                  "integer >= 1");
             a->steps = (int)v;
+        } else if (!strcmp(s, "--timeout") && more) {
+            if (cli_parse_double(argv[++i], &a->timeout_s) || a->timeout_s <= 0)
+                return cli_usage_error("replay",
+                                       "--timeout: '%s' is not a "
+                                       "number of seconds > 0",
+                                       argv[i]);
         } else if (!strcmp(s, "--no-plots"))
             a->no_plots = 1;
         else if (!strcmp(s, "--gantt-ranks") && more)
@@ -170,6 +179,8 @@ static int rp_sim(const rp_args_t *a)
     trace_timeline_t *tl = NULL;
     int rc = rp_scenario(a, &sc, &t);
     const char *dir = a->out ? a->out : "out/replay";
+    if (!rc && a->timeout_s > 0)
+        sc->timeout_s = a->timeout_s;
     if (!rc && a->gantt_ranks &&
         cli_sim_gantt_rows("replay", a->gantt_ranks, t->world_size, NULL, 0))
         rc = 2;
@@ -200,6 +211,30 @@ static int rp_sim(const rp_args_t *a)
     return rc;
 }
 
+/* The collective timeout of a real run: --timeout, the scenario's
+ * `timeout:`, $HERD_TIMEOUT; 0: the engine's default (600 s). */
+static int rp_timeout(const rp_args_t *a, double *out)
+{
+    *out = a->timeout_s;
+    if (*out <= 0 && a->scenario) {
+        trace_scenario_t *sc = NULL;
+        int rc = cli_ddp_load_scenario("replay", a->scenario, (char **)a->sets,
+                                       a->nsets, &sc);
+        if (rc)
+            return rc;
+        *out = sc->timeout_s;
+        trace_scenario_destroy(sc);
+    }
+    const char *env = getenv("HERD_TIMEOUT");
+    if (*out <= 0 && env && *env &&
+        (cli_parse_double(env, out) != 0 || *out <= 0))
+        return cli_usage_error("replay",
+                               "HERD_TIMEOUT: '%s' is not a "
+                               "number of seconds > 0",
+                               env);
+    return 0;
+}
+
 /* One rank of a real engine: this process's part, its own timeline. */
 static int rp_real(const rp_args_t *a)
 {
@@ -212,7 +247,11 @@ static int rp_real(const rp_args_t *a)
                                a->engine);
     trace_t *t = NULL;
     trace_timeline_t *tl = NULL;
-    int rc = rp_load(a->trace, (int)world, &t);
+    double timeout_s = 0;
+    int rc = rp_timeout(a, &timeout_s);
+    if (rc)
+        return rc;
+    rc = rp_load(a->trace, (int)world, &t);
     if (!rc && (trace_timeline_create(&tl) ||
                 trace_timeline_set_meta(tl, "engine", a->engine)))
         rc = 2;
@@ -222,7 +261,10 @@ static int rp_real(const rp_args_t *a)
     }
     trace_replay_t rp;
     rp_setup(&rp, t, NULL, a);
+    /* This rank's own failure, said by this rank (each is a process). */
+    rp.errors = calloc((size_t)t->world_size, sizeof(char *));
     herd_init_t init = {.backend = a->engine,
+                        .timeout_s = timeout_s,
                         .init_method = "env://",
                         .rank = -1,
                         .local_rank = -1,
@@ -233,9 +275,15 @@ static int rp_real(const rp_args_t *a)
     const char *r = getenv("RANK");
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", a->out ? a->out : "out/replay");
+    const char *why = NULL;
+    for (int i = 0; rp.errors && i < t->world_size && !why; i++)
+        why = rp.errors[i];
     if (st)
         fprintf(stderr, "herd replay: rank %s: %s\n", r ? r : "?",
-                herd_status_string(st));
+                why ? why : herd_status_string(st));
+    for (int i = 0; rp.errors && i < t->world_size; i++)
+        free(rp.errors[i]);
+    free(rp.errors);
     rc = cli_sim_mkdir("replay", dir) ? 2 : st ? 1 : 0;
     if (rc != 2)
         rc = cli_sim_write_rank_timeline(tl, dir, r ? r : "0") ? 2 : rc;
