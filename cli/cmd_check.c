@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
+#include "cli/cmd_fsdp.h"
 #include "trace/scenario.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
@@ -74,6 +75,10 @@ static int check_scenario(const char *path)
         ddp_job_t *job = NULL;
         rc = cli_ddp_make_job("check", sc, &job);
         ddp_job_destroy(job);
+    } else if (sc->wl_kind == TRACE_WL_FSDP) {
+        fsdp_job_t *job = NULL;
+        rc = cli_fsdp_make_job("check", sc, &job);
+        fsdp_job_destroy(job);
     }
     if (!rc)
         printf("%s: ok (scenario, %d ranks; name %s)\n", path,

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
+#include "cli/cmd_fsdp.h"
 #include "cli/cmd_sim.h"
 #include "core/sched.h"
 #include "trace/plot.h"
@@ -378,7 +379,7 @@ static int sim_workload(trace_scenario_t *sc, trace_t **out)
 
 static void sim_header(const trace_scenario_t *sc)
 {
-    static const char *kinds[] = {"none", "trace", "sweep", "ddp"};
+    static const char *kinds[] = {"none", "trace", "sweep", "ddp", "fsdp"};
     const herd_cluster_t *c = &sc->sim.cluster;
     printf("scenario %s: %d ranks (%d nodes x %d GPUs), workload %s",
            sc->name ? sc->name : sc->path, trace_scenario_world_size(sc),
@@ -504,10 +505,32 @@ static int sim_ddp(const trace_scenario_t *sc, trace_timeline_t *tl)
     return rc;
 }
 
+/* workload.fsdp: the same for an FSDP job (cli/cmd_fsdp.c). */
+static int sim_fsdp(const trace_scenario_t *sc, trace_timeline_t *tl)
+{
+    fsdp_job_t *job = NULL;
+    if (cli_fsdp_make_job("sim", sc, &job))
+        return 2;
+    cli_fsdp_result_t res;
+    double t0 = sim_clock();
+    int rc = cli_fsdp_simulate(sc, job, trace_timeline_collect, tl, &res);
+    if (!rc) {
+        sim_outcome(res.status, &res.info, sim_clock() - t0);
+        fsdp_outcome_t o = {res.status, &res.info, res.prog->errors};
+        fsdp_report_text(res.col, &o, stdout);
+        rc = res.status != HERD_OK || res.diagnosis[0] ? 1 : 0;
+        cli_fsdp_result_fini(&res);
+    }
+    fsdp_job_destroy(job);
+    return rc;
+}
+
 static int sim_run(trace_scenario_t *sc, trace_timeline_t *tl)
 {
     if (sc->wl_kind == TRACE_WL_DDP)
         return sim_ddp(sc, tl);
+    if (sc->wl_kind == TRACE_WL_FSDP)
+        return sim_fsdp(sc, tl);
     trace_t *t = NULL;
     int rc = sim_workload(sc, &t);
     if (rc)

@@ -20,6 +20,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
+#include "cli/cmd_fsdp.h"
 #include "cli/cmd_sim.h"
 #include "cli/cmd_sweep.h"
 #include "trace/replay.h"
@@ -212,6 +213,28 @@ static int run_ddp_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
     return rc;
 }
 
+/* An FSDP scenario: the same columns, units in place of buckets. */
+static int run_fsdp_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
+{
+    fsdp_job_t *job = NULL;
+    cli_fsdp_result_t res;
+    if (cli_fsdp_make_job("sweep", sc, &job))
+        return 2;
+    int rc = cli_fsdp_simulate(sc, job, NULL, NULL, &res);
+    if (!rc) {
+        row->ddp = 1;
+        row->status = res.status;
+        row->step_s = res.summary.step_s;
+        row->exposed_s = res.summary.exposed_s;
+        row->comm_s = res.summary.comm_s;
+        row->overlap = res.summary.overlap;
+        row->buckets = (long)job->units.n;
+        cli_fsdp_result_fini(&res);
+    }
+    fsdp_job_destroy(job);
+    return rc;
+}
+
 /* The --set list of combination c: the fixed sets, then key=value for
  * each axis (written into buf). Shared by planning and running so both
  * load exactly the same scenario. Returns the number of sets. */
@@ -239,8 +262,9 @@ static void run_one(const cli_sweep_args_t *a, int c, cli_sweep_row_t *row)
     trace_scenario_t *sc = NULL;
     row->rc = cli_ddp_load_scenario("sweep", a->scenario, sets, n, &sc);
     if (!row->rc)
-        row->rc = sc->wl_kind == TRACE_WL_DDP ? run_ddp_workload(sc, row)
-                                              : run_trace_workload(sc, row);
+        row->rc = sc->wl_kind == TRACE_WL_DDP    ? run_ddp_workload(sc, row)
+                   : sc->wl_kind == TRACE_WL_FSDP ? run_fsdp_workload(sc, row)
+                                                  : run_trace_workload(sc, row);
     trace_scenario_destroy(sc);
     row->wall_s = now_s() - t0;
     row->done = 1;

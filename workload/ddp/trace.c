@@ -146,8 +146,8 @@ static int op_eq(const trace_op_t *a, const trace_op_t *b)
 {
     return a->kind == b->kind && a->coll == b->coll && a->dtype == b->dtype &&
            a->redop == b->redop && a->peer == b->peer && a->async == b->async &&
-           a->label == b->label && a->count == b->count &&
-           a->dur_ns == b->dur_ns;
+           a->group == b->group && a->label == b->label &&
+           a->count == b->count && a->dur_ns == b->dur_ns;
 }
 
 static int same_list(const op_list_t *a, const op_list_t *b)
