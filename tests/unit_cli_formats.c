@@ -159,7 +159,8 @@ START_TEST(test_timeline_readers_refuse_other_formats)
 }
 END_TEST
 
-/* Timelines with nothing in common: exit 1, not an empty success. */
+/* Timelines with nothing in common, or nothing of DDP: exit 1, not an
+ * empty success. */
 START_TEST(test_no_op_matched)
 {
     write_file("far.json",
@@ -170,6 +171,20 @@ START_TEST(test_no_op_matched)
     char *out = NULL;
     int rc = herd("compare sim/timeline.json far.json --no-plots", &out);
     ck_assert_msg(rc == 1 && strstr(out, "herd compare: no op matched"),
+                  "exit %d\n%s", rc, out);
+    free(out);
+    /* a herd timeline with no DDP step in it: nothing to report */
+    write_file("near.json",
+               "{\"otherData\": {\"format\": \"herd-timeline\", \"version\": "
+               "1},\n\"traceEvents\": [{\"name\": \"forward\", \"cat\": "
+               "\"compute\", \"ph\": \"X\", \"ts\": 0, \"dur\": 1, \"pid\": 0, "
+               "\"tid\": 3, \"args\": {}}]}\n");
+    char args[2048], scn[1024];
+    snprintf(args, sizeof(args), "ddp report '%s' --from near.json",
+             tu_src_path(scn, sizeof(scn), "scenarios/ddp-gpt2-4n.yaml"));
+    rc = herd(args, &out);
+    ck_assert_msg(rc == 1 && strstr(out, "herd ddp report: no DDP step in the "
+                                         "timelines"),
                   "exit %d\n%s", rc, out);
     free(out);
 }
