@@ -232,6 +232,40 @@ START_TEST(test_escape)
 }
 END_TEST
 
+/* Names and labels that herd prints back must be printable text. */
+START_TEST(test_names_printable)
+{
+    char err[512];
+    trace_scenario_t *sc = NULL;
+    ck_assert_int_eq(trace_scenario_load_string("name: \"a\\e]0;t\\a\"\n",
+                                                "s.yaml", &sc, err,
+                                                sizeof(err)),
+                     HERD_ERR_PARSE);
+    ck_assert_msg(strstr(err, "s.yaml:1:8: name: 'a\\x1b]0;t\\x07' holds a "
+                              "control character"),
+                  "%s", err);
+    static const char *bad[] = {
+        "\"name\": \"x\\u001b[2J\", \"ops\": []",
+        "\"ops\": [{\"op\": \"compute\", \"dur_ns\": 1, \"label\": "
+        "\"\\u009b31m\"}]",
+        "\"ops\": [{\"op\": \"all_reduce\", \"count\": 1, \"async\": "
+        "\"a\\u0007b\"}, {\"op\": \"wait\", \"async\": \"a\"}]"};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "{\"format\": \"herd-trace\", \"version\": 1, "
+                 "\"world_size\": 2, %s}",
+                 bad[i]);
+        trace_t *t = NULL;
+        ck_assert_int_eq(
+            trace_read_json_string(text, "t.json", &t, err, sizeof(err)),
+            HERD_ERR_PARSE);
+        ck_assert_msg(strstr(err, "printable") || strstr(err, "id string"),
+                      "case %d: %s", i, err);
+    }
+}
+END_TEST
+
 START_TEST(test_trace_top)
 {
     char err[512] = "";
@@ -282,6 +316,9 @@ START_TEST(test_timeline)
         {"\"pid\": 0, \"tid\": -1, \"ts\": 0, \"dur\": 1", "tid: expected"},
         {"\"pid\": 0, \"tid\": \"r1\", \"ts\": 0, \"dur\": 1", "tid: expected"},
         {"\"pid\": 0, \"ts\": 0, \"dur\": 1", "tid: missing"},
+        {"\"pid\": 0, \"tid\": 1, \"ts\": 0, \"dur\": 1, \"args\": "
+         "{\"label\": \"\\u001b[2J\"}",
+         "args.label: expected printable text"},
     };
     char err[512];
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -483,6 +520,7 @@ int main(void)
     tcase_add_test(tc, test_dirname);
     tcase_add_test(tc, test_escape);
     tcase_add_test(tc, test_trace_top);
+    tcase_add_test(tc, test_names_printable);
     tcase_add_test(tc, test_timeline);
     tcase_add_test(tc, test_units);
     tcase_add_test(tc, test_ddp_places);

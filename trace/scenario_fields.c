@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/escape.h"
 #include "core/sched.h"
 #include "trace/scenario_int.h"
 #include "trace/units.h"
@@ -201,6 +202,12 @@ static herd_status_t scn_f_string(scn_ctx_t *c, struct fy_node *n, void *base,
     const char *s = scn_scalar(c, n, "a string", &st);
     if (!s)
         return st;
+    /* names end up in titles, folder names and terminal output */
+    if (core_escape_needed(s))
+        return scn_error(c, n,
+                         "'%s' holds a control character; expected "
+                         "printable text",
+                         s);
     char *copy = strdup(s);
     if (!copy)
         return HERD_ERR_NO_MEMORY;

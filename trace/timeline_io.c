@@ -257,9 +257,8 @@ static int tlio_kind(const char *cat, herd_tl_kind_t *kind)
 
 /* A time of an event: args[key] in ns when present (an integer), else
  * base + e[us_key] in microseconds. Returns 0, or -1 with `why` set. */
-static int tlio_ns(json_t *args, const char *key, json_t *e,
-                   const char *us_key, uint64_t base, uint64_t *out, char *why,
-                   size_t len)
+static int tlio_ns(json_t *args, const char *key, json_t *e, const char *us_key,
+                   uint64_t base, uint64_t *out, char *why, size_t len)
 {
     json_t *v = json_object_get(args, key);
     if (v) {
@@ -318,8 +317,8 @@ static int tlio_int(json_t *obj, const char *where, const char *key,
         return 0;
     if (!json_is_integer(v) || json_integer_value(v) < 0 ||
         json_integer_value(v) > hi) {
-        snprintf(why, len, "%s%s: expected a whole number in [0, %lld]",
-                 where, key, hi);
+        snprintf(why, len, "%s%s: expected a whole number in [0, %lld]", where,
+                 key, hi);
         return -1;
     }
     *out = (int)json_integer_value(v);
@@ -367,6 +366,13 @@ static int tlio_event_rec(json_t *e, herd_tl_rec_t *r, char *why, size_t len)
     r->label = json_string_value(json_object_get(args, "label"));
     if (!r->label && kind == HERD_TL_MARK)
         r->label = name;
+    if (r->label && core_escape_needed(r->label)) {
+        /* labels reach terminals, plots and TSV columns */
+        snprintf(why, len, "%s: expected printable text",
+                 kind == HERD_TL_MARK && r->label == name ? "name"
+                                                          : "args.label");
+        return -1;
+    }
     if (kind == HERD_TL_COLL)
         tlio_coll_args(r, args);
     return 1;
@@ -392,8 +398,8 @@ static herd_status_t tlio_events(json_t *root, trace_timeline_t *tl,
         herd_tl_rec_t r;
         char why[160] = "expected an object with ph, cat, name, ts, dur, "
                         "pid, tid";
-        int ok = json_is_object(e) ? tlio_event_rec(e, &r, why, sizeof(why))
-                                   : -1;
+        int ok =
+            json_is_object(e) ? tlio_event_rec(e, &r, why, sizeof(why)) : -1;
         if (ok < 0) {
             snprintf(err, errlen, "%s: traceEvents[%zu]: %s", path, i, why);
             core_escape_msg(err, errlen);
@@ -415,6 +421,12 @@ static herd_status_t tlio_events(json_t *root, trace_timeline_t *tl,
     json_t *v;
     json_object_foreach(other, key, v)
     {
+        if (json_is_string(v) && core_escape_needed(json_string_value(v))) {
+            snprintf(err, errlen, "%s: otherData.%s: expected printable text",
+                     path, key);
+            core_escape_msg(err, errlen);
+            return HERD_ERR_PARSE;
+        }
         if (json_is_string(v) && strcmp(key, "format") &&
             trace_timeline_set_meta(tl, key, json_string_value(v)))
             break; /* metadata beyond the table is not needed */

@@ -43,6 +43,14 @@ static herd_status_t tj_fail(tj_ctx_t *c, const char *key, const char *fmt, ...)
     return HERD_ERR_PARSE;
 }
 
+/* A string that herd prints (names, labels, async ids): no control
+ * characters, which would reach terminals, plots and TSV columns. */
+static int tj_printable(json_t *v)
+{
+    return json_is_string(v) && !core_escape_needed(json_string_value(v)) &&
+           strlen(json_string_value(v)) == json_string_length(v);
+}
+
 /* An integer field in [lo, hi]; absent: *out unchanged, *present 0. */
 static herd_status_t tj_int(tj_ctx_t *c, json_t *o, const char *key,
                             long long lo, long long hi, long long *out,
@@ -269,7 +277,7 @@ static herd_status_t tj_coll(tj_ctx_t *c, json_t *o, trace_op_t *op)
                        "%s takes no root or peer",
                        herd_coll_name((herd_coll_t)op->coll));
     json_t *a = json_object_get(o, "async");
-    if (a && (!json_is_string(a) || !*json_string_value(a)))
+    if (a && (!tj_printable(a) || !*json_string_value(a)))
         return tj_fail(c, "async", "expected a non-empty id string");
     if (a)
         return trace_async_slot(c->t, json_string_value(a), &op->async);
@@ -309,8 +317,8 @@ static herd_status_t tj_label(tj_ctx_t *c, json_t *o, uint32_t *out)
     json_t *v = json_object_get(o, "label");
     if (!v)
         return HERD_OK;
-    if (!json_is_string(v))
-        return tj_fail(c, "label", "expected a string");
+    if (!tj_printable(v))
+        return tj_fail(c, "label", "expected a string of printable text");
     return trace_intern(c->t, json_string_value(v), out);
 }
 
@@ -430,7 +438,7 @@ static herd_status_t tj_op_body(tj_ctx_t *c, json_t *o, int kind,
     }
     if (op->kind == TRACE_OP_WAIT) {
         json_t *a = json_object_get(o, "async");
-        if (!json_is_string(a) || !*json_string_value(a))
+        if (!tj_printable(a) || !*json_string_value(a))
             return tj_fail(c, "async",
                            "wait needs the async id it waits "
                            "for");
@@ -607,8 +615,8 @@ static herd_status_t tj_convert(tj_ctx_t *c, json_t *root, trace_t **out)
         return st;
     c->t->ranks_per_node = (int)rpn;
     json_t *name = json_object_get(root, "name");
-    if (name && !json_is_string(name))
-        st = tj_fail(c, "name", "expected a string");
+    if (name && !tj_printable(name))
+        st = tj_fail(c, "name", "expected a string of printable text");
     else if (name && !(c->t->name = strdup(json_string_value(name))))
         st = HERD_ERR_NO_MEMORY;
     if (!st)
