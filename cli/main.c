@@ -8,7 +8,7 @@ static const cli_cmd_t commands[] = {
     {"schedule", cli_schedule_main, "print a collective's per-rank schedule"},
     {"perf", cli_perf_main, "nccl-tests style table (sim, tcp, nccl)"},
     {"sim", cli_sim_main, "run a scenario on the simulator"},
-    {"check", cli_check_main, "validate a scenario or trace file"},
+    {"check", cli_check_main, "validate any herd file, say its format"},
     {"replay", cli_replay_main, "replay a trace on an engine"},
     {"trace", cli_trace_main, "trace tools (rescale)"},
     {"compare", cli_compare_main, "compare predicted and measured timelines"},
