@@ -443,6 +443,14 @@ START_TEST(launcher_token_off_loopback)
     ck_assert_int_eq(strspn(t + 2, "0123456789abcdef"), 32);
     ck_assert_int_eq(t[34], '.');
     free(out);
+    /* ... and use it: two tcp ranks through that store. */
+    snprintf(args, sizeof(args),
+             "launch --quiet --nproc-per-node 2 --master-addr %s "
+             "--master-port %d -- %s perf --engine tcp -b 1K -e 1K -n 1",
+             addr, free_port(), tu_herd_binary());
+    ck_assert_int_eq(tu_herd(args, &out), 0);
+    ck_assert_msg(strstr(out, "Out of bounds values : 0 OK"), "%s", out);
+    free(out);
     /* Several nodes must share one: said, before anything starts. */
     snprintf(args, sizeof(args),
              "launch --quiet --nnodes 2 --master-addr %s --master-port 29999 "
