@@ -288,20 +288,58 @@ static double exposed(int nodes, const char *const *sets, double *fwd)
     return s.exposed_s;
 }
 
-/* Prefetching hides all_gathers behind compute (4 nodes: comm-heavy). */
+/* Prefetching hides all_gathers behind compute (4 nodes: comm-heavy).
+ * The CPU runs ahead by default, so the forward's all_gathers overlap
+ * without forward_prefetch; in step with the GPU (cpu_bound) only
+ * forward_prefetch overlaps them. */
 START_TEST(test_prefetch_hides_communication)
 {
     const char *pre[] = {"backward_prefetch=BACKWARD_PRE", NULL};
     const char *none[] = {"backward_prefetch=none", NULL};
-    const char *fwd[] = {"forward_prefetch=true", NULL};
-    double f_pre, f_none, f_fwd;
+    const char *bound[] = {"cpu_bound=true", NULL};
+    const char *fwd[] = {"cpu_bound=true", "forward_prefetch=true", NULL};
+    double f_pre, f_none, f_bound, f_fwd;
     double e_pre = exposed(4, pre, &f_pre);
     double e_none = exposed(4, none, &f_none);
+    double e_bound = exposed(4, bound, &f_bound);
     double e_fwd = exposed(4, fwd, &f_fwd);
     ck_assert_msg(e_pre < e_none, "BACKWARD_PRE %g s, none %g s", e_pre,
                   e_none);
-    ck_assert_msg(f_fwd < f_pre && e_fwd < e_pre,
-                  "forward_prefetch: forward waits %g s vs %g s", f_fwd, f_pre);
+    ck_assert_msg(f_fwd < f_bound && e_fwd < e_bound,
+                  "forward_prefetch: forward waits %g s vs %g s", f_fwd,
+                  f_bound);
+    ck_assert_msg(f_pre < f_bound, "run-ahead %g s, cpu_bound %g s", f_pre,
+                  f_bound);
+}
+END_TEST
+
+/* limit_all_gathers bounds the unsharded units; BACKWARD_POST frees the
+ * current unit before gathering the next. */
+START_TEST(test_limiter_and_post_memory)
+{
+    const char *nolimit[] = {"limit_all_gathers=false", NULL};
+    /* resnet50: the peak is in the blocks, not at the root */
+    const char *pre[] = {"model=resnet50", NULL};
+    const char *post[] = {"model=resnet50", "backward_prefetch=BACKWARD_POST",
+                          NULL};
+    fsdp_memory_t m_pre;
+    fsdp_memory_t m_def, m_nolimit, m_post;
+    fsdp_job_t *j = make_job(1, NULL);
+    ck_assert_int_eq(fsdp_job_memory(j, 0, &m_def), HERD_OK);
+    fsdp_job_destroy(j);
+    j = make_job(1, nolimit);
+    ck_assert_int_eq(fsdp_job_memory(j, 0, &m_nolimit), HERD_OK);
+    ck_assert_int_eq(m_nolimit.units_alive, (int)j->units.n);
+    fsdp_job_destroy(j);
+    j = make_job(1, post);
+    ck_assert_int_eq(fsdp_job_memory(j, 0, &m_post), HERD_OK);
+    fsdp_job_destroy(j);
+    j = make_job(1, pre);
+    ck_assert_int_eq(fsdp_job_memory(j, 0, &m_pre), HERD_OK);
+    fsdp_job_destroy(j);
+    ck_assert_int_le(m_def.units_alive, 3); /* root + current + next */
+    ck_assert_uint_gt(m_nolimit.unsharded, m_def.unsharded);
+    ck_assert_uint_lt(m_post.unsharded, m_pre.unsharded);
 }
 END_TEST
 
@@ -482,6 +520,7 @@ int main(void)
     tcase_add_test(tc, test_hybrid_counts);
     tcase_add_test(tc, test_memory);
     tcase_add_test(tc, test_prefetch_hides_communication);
+    tcase_add_test(tc, test_limiter_and_post_memory);
     tcase_add_test(tc, test_wrap_mismatch_diagnosed);
     tcase_add_test(tc, test_skipped_forward_diagnosed);
     tcase_add_test(tc, test_trace_export);

@@ -200,6 +200,8 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
         return set_bool(&c->reshard_after_forward, key, v, err, len);
     if (!strcmp(key, "forward_prefetch"))
         return set_bool(&c->forward_prefetch, key, v, err, len);
+    if (!strcmp(key, "cpu_bound"))
+        return set_bool(&c->cpu_bound, key, v, err, len);
     if (!strcmp(key, "limit_all_gathers"))
         return set_bool(&c->limit_all_gathers, key, v, err, len);
     if (!strcmp(key, "param_dtype"))
@@ -235,14 +237,15 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
             c->steps = (long)d;
         return st;
     }
-    snprintf(err, len,
-             "fsdp.%s: unknown FSDP option (known: model, strategy, wrap, "
-             "units, shard_group_size, reshard_after_forward, "
-             "forward_prefetch, backward_prefetch, limit_all_gathers, "
-             "comm_streams, param_dtype, reduce_dtype, steps, compute_scale, "
-             "optim_states, bad_wrap, bad_wrap_ranks, skip_units, "
-             "skip_ranks, skip_steps; see docs/fsdp.md)",
-             key);
+    snprintf(
+        err, len,
+        "fsdp.%s: unknown FSDP option (known: model, strategy, wrap, "
+        "units, shard_group_size, reshard_after_forward, "
+        "forward_prefetch, backward_prefetch, limit_all_gathers, cpu_bound, "
+        "comm_streams, param_dtype, reduce_dtype, steps, compute_scale, "
+        "optim_states, bad_wrap, bad_wrap_ranks, skip_units, "
+        "skip_ranks, skip_steps; see docs/fsdp.md)",
+        key);
     return HERD_ERR_PARSE;
 }
 

@@ -54,6 +54,8 @@ typedef struct fsdp_cfg {
     int shard_group_size;      /* HYBRID_SHARD; 0: the GPUs of a node */
     int reshard_after_forward; /* -1: the strategy's */
     int forward_prefetch;
+    int cpu_bound; /* the CPU issues each op when the GPU gets there (no
+                      run-ahead): forward_prefetch matters then */
     fsdp_bwd_prefetch_t backward_prefetch;
     int limit_all_gathers;
     int comm_streams; /* 2: all_gather and reduce_scatter streams; 1: one */

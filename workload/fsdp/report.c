@@ -244,14 +244,15 @@ static void text_header(const fsdp_collect_t *c, const fsdp_summary_t *s,
             "model %s: %zu parameters, %.1f MiB; %d ranks; %s (sharded over "
             "%d, %d replicas); %zu units (%s); reshard_after_forward %s, "
             "forward_prefetch %s, backward_prefetch %s, limit_all_gathers "
-            "%s, %d comm stream%s; param %s, reduce %s\n",
+            "%s, %s CPU, %d comm stream%s; param %s, reduce %s\n",
             j->model.name, j->model.nparams, (double)j->model.total_bytes / MIB,
             j->world, fsdp_strategy_name(j->cfg.strategy), j->shard,
             j->replicas, j->units.n, fsdp_wrap_name(&j->cfg.wrap, w, sizeof(w)),
             j->reshard_fwd ? "true" : "false",
             j->cfg.forward_prefetch ? "true" : "false",
             fsdp_bwd_prefetch_name(j->cfg.backward_prefetch),
-            j->cfg.limit_all_gathers ? "true" : "false", j->cfg.comm_streams,
+            j->cfg.limit_all_gathers ? "true" : "false",
+            j->cfg.cpu_bound ? "bound" : "ahead", j->cfg.comm_streams,
             j->cfg.comm_streams > 1 ? "s" : "", herd_dtype_name(j->param_dtype),
             herd_dtype_name(j->reduce_dtype));
     const fsdp_memory_t *m = &s->mem;

@@ -1,23 +1,26 @@
 /* workload/fsdp/walk.c - one rank's training loop as FSDP runs it.
  *
  * Forward, unit by unit (the root first): all_gather the unit's shards
- * (unless still unsharded), with forward_prefetch the next unit's
- * all_gather before this unit's compute, the forward compute, then free
- * the unsharded parameters when resharding after forward (never the
- * root's). Backward, in reverse: all_gather again what was freed, the
- * next unit's all_gather before (BACKWARD_PRE) or after (BACKWARD_POST)
- * this unit's gradient compute, or when its own backward starts (none);
+ * (unless still unsharded), the forward compute, then free the unsharded
+ * parameters when resharding after forward (never the root's). The CPU
+ * runs ahead of the GPU, so the next unit's all_gather is issued while
+ * this unit computes: with limit_all_gathers one unit ahead (at most two
+ * units unsharded), without it every all_gather of the forward at once
+ * (and every unit unsharded at once). With cpu_bound the CPU is in step
+ * with the GPU and only forward_prefetch issues the next all_gather
+ * before this unit's compute.
+ *
+ * Backward, in reverse: all_gather again what was freed, the next unit's
+ * all_gather before (BACKWARD_PRE) or after (BACKWARD_POST) this unit's
+ * gradient compute, or when its own backward starts (none; with one
+ * communication stream it then queues behind this unit's reduce_scatter);
  * then the reduce_scatter of the gradients (all_reduce for NO_SHARD, and
  * for HYBRID_SHARD the all_reduce of the shard across replicas after it)
  * on the reduce_scatter stream, and the unit is resharded. The step ends
  * by waiting for every reduction and the optimizer on the shard.
  *
- * herd runs the program in step with its compute stream: a collective is
- * issued when the compute before it is done (no CPU run-ahead). With
- * limit_all_gathers at most two non-root units are unsharded when a
- * prefetch is issued, which the walk never exceeds; the option is kept
- * for the counts it would limit. The walk also tracks the unsharded
- * parameters and gradients alive, for the memory prediction. */
+ * The walk also tracks the unsharded parameters and gradients alive, for
+ * the memory prediction. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,8 +146,15 @@ static herd_status_t forward(fwalk_t *w, long it)
         while ((size_t)next < us->n &&
                fsdp_job_skips(w->job, w->rank, (size_t)next, it))
             next++;
-        if (st == HERD_OK && w->job->cfg.forward_prefetch)
+        const fsdp_cfg_t *c = &w->job->cfg;
+        if (st == HERD_OK && (c->forward_prefetch || !c->cpu_bound))
             st = prefetch(w, next);
+        /* run-ahead without the rate limiter: every all_gather now */
+        for (size_t v = (size_t)next + 1; st == HERD_OK && !c->cpu_bound &&
+                                          !c->limit_all_gathers && v < us->n;
+             v++)
+            if (!fsdp_job_skips(w->job, w->rank, v, it))
+                st = gather(w, v);
         if (st == HERD_OK)
             st = ready(w, u);
         if (st == HERD_OK)
@@ -201,13 +211,16 @@ static herd_status_t backward(fwalk_t *w)
         note_peak(w);
         if (st == HERD_OK)
             st = compute(w, w->us->u[u].bwd_s, "backward", u);
+        /* FSDP frees the unit's parameters, then (BACKWARD_POST) issues
+         * the next all_gather ahead of this unit's reduce_scatter */
+        if (st == HERD_OK && !no_shard(w))
+            reshard(w, u);
         if (st == HERD_OK && pf == FSDP_BWD_POST)
             st = prefetch(w, prev_ran(w, u));
         if (st == HERD_OK)
             st = reduce(w, u);
         w->alive -= w->grad_prev; /* the previous reduction is done */
         w->grad_prev = grad;
-        reshard(w, u);
     }
     return st;
 }
