@@ -151,6 +151,18 @@ def flights():
     put("flight", "two_ranks_mismatch.json", r0 + "\0" + r1)
     put("flight", "one_rank.json", dump(0, 3, [entry(1)]))
     put("flight", "hostile_world.json", dump(0, 65536, [entry(1)]))
+    # PyTorch Flight Recorder dumps (trace/frdump.c), two ranks each
+    base = os.path.join(ROOT, "tests", "data", "flight")
+    if os.path.isdir(base):
+        for d in sorted(os.listdir(base)):
+            ranks = []
+            for r in range(2):
+                f = os.path.join(base, d, "rank%d.json" % r)
+                if os.path.exists(f):
+                    with open(f, "rb") as fh:
+                        ranks.append(fh.read())
+            if ranks:
+                put("flight", "pytorch_%s.json" % d, b"\0".join(ranks))
 
 
 def le_bytes(b):
