@@ -329,6 +329,30 @@ START_TEST(test_timeline)
                           strstr(err, cases[i].expect),
                       "case %zu: %s", i, err);
     }
+    /* herd check and herd compare refuse it (compare printed 7e12 %
+     * errors and exited 0) */
+    char *dir = tu_tmpdir(), args[2400], *out = NULL;
+#define HOSTILE_TL(dur)                                                        \
+    "{\"otherData\": {\"format\": \"herd-timeline\", \"version\": 1}, "        \
+    "\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"compute\", \"name\": "       \
+    "\"c\", \"pid\": 0, \"tid\": 0, \"ts\": 1, \"dur\": " dur "}]}"
+    static const char good[] = HOSTILE_TL("2");
+    static const char absurd[] = HOSTILE_TL("9.3e15");
+    char a[1024], b[1024];
+    snprintf(a, sizeof(a), "%s", put_file(dir, "a.json", good, strlen(good)));
+    snprintf(b, sizeof(b), "%s",
+             put_file(dir, "b.json", absurd, strlen(absurd)));
+    snprintf(args, sizeof(args), "compare '%s' '%s'", a, b);
+    int rc = tu_herd(args, &out);
+    ck_assert_msg(rc == 2 && strstr(out, "b.json: traceEvents[0]: dur:"),
+                  "rc %d: %s", rc, out);
+    free(out);
+    snprintf(args, sizeof(args), "check '%s'", b);
+    rc = tu_herd(args, &out);
+    ck_assert_msg(rc == 2 && strstr(out, "b.json: traceEvents[0]: dur:"),
+                  "rc %d: %s", rc, out);
+    free(out);
+    rm_dir(dir);
     ck_assert_msg(read_timeline("\"pid\": 0, \"tid\": 1, \"ts\": 3, \"dur\": 4",
                                 err, sizeof(err)) == 0,
                   "%s", err);
