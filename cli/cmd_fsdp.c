@@ -17,6 +17,8 @@ static const char usage[] =
     "usage: herd fsdp run [SCENARIO] [--set KEY=VALUE]... [--json FILE]\n"
     "         [--timeline FILE.json|FILE.tsv] [--trace FILE] [--quiet]\n"
     "       herd fsdp units [SCENARIO] [--set KEY=VALUE]...\n"
+    "       herd fsdp strategies [SCENARIO] [--set KEY=VALUE]... [--gpu-mem "
+    "GIB]\n"
     "run: simulates the FSDP job of SCENARIO's `workload: fsdp:` section\n"
     "(or the defaults: gpt2_small, FULL_SHARD, one unit per transformer\n"
     "block, on one node of 8 GPUs) and prints the step time, the exposed\n"
@@ -25,7 +27,9 @@ static const char usage[] =
     "a hang. --set takes any scenario key (fsdp.strategy=HYBRID_SHARD,\n"
     "fsdp.backward_prefetch=none, cluster.nodes=4, ...); --trace writes the\n"
     "job as a herd trace for `herd replay`. units: the units and their\n"
-    "sizes, without simulating. Exit: 0 ok, 1 hang/error, 2 input.\n"
+    "sizes, without simulating. strategies: every sharding strategy's\n"
+    "memory and step time side by side (see its --help).\n"
+    "Exit: 0 ok, 1 hang/error, 2 input.\n"
     "Options: docs/fsdp.md.\n";
 
 int cli_fsdp_make_job(const char *cmd, const trace_scenario_t *sc,
@@ -256,8 +260,8 @@ static int units_main(int argc, char **argv)
 int cli_fsdp_main(int argc, char **argv)
 {
     if (argc < 2 || (argv[1][0] == '-' && cli_wants_help(argc, argv, usage)))
-        return argc < 2 ? cli_usage_error("fsdp", "expected run or units "
-                                                  "(see --help)")
+        return argc < 2 ? cli_usage_error("fsdp", "expected run, units or "
+                                                  "strategies (see --help)")
                         : 0;
     if (!strcmp(argv[1], "run")) {
         if (cli_wants_help(argc - 1, argv + 1, usage))
@@ -269,6 +273,8 @@ int cli_fsdp_main(int argc, char **argv)
             return 0;
         return units_main(argc - 1, argv + 1);
     }
-    return cli_usage_error("fsdp", "unknown subcommand '%s' (run, units)",
-                           argv[1]);
+    if (!strcmp(argv[1], "strategies"))
+        return cli_fsdp_strategies_main(argc - 1, argv + 1);
+    return cli_usage_error(
+        "fsdp", "unknown subcommand '%s' (run, units, strategies)", argv[1]);
 }

@@ -30,4 +30,7 @@ int cli_fsdp_simulate(const trace_scenario_t *sc, const fsdp_job_t *job,
                       cli_fsdp_result_t *res);
 void cli_fsdp_result_fini(cli_fsdp_result_t *res);
 
+/* herd fsdp strategies (cmd_fsdp_memory.c). */
+int cli_fsdp_strategies_main(int argc, char **argv);
+
 #endif

@@ -500,6 +500,22 @@ START_TEST(test_cli)
     ck_assert_int_eq(tu_herd(args, &out), 1);
     ck_assert_msg(strstr(out, "rank 9: all_gather 'all_gather u4'"), "%s", out);
     free(out);
+    /* every strategy side by side; the ones over the memory are marked */
+    snprintf(args, sizeof(args),
+             "fsdp strategies %s --gpu-mem 0.5 --no-plot --out %s/st", path,
+             dir);
+    ck_assert_int_eq(tu_herd(args, &out), 0);
+    ck_assert_msg(strstr(out, "NO_SHARD") &&
+                      strstr(out, "does not fit --gpu-mem") &&
+                      strstr(out, "fastest that fits: FULL_SHARD"),
+                  "%s", out);
+    free(out);
+    snprintf(args, sizeof(args), "%s/st/strategies.tsv", dir);
+    char *tsv = tu_read_file(args);
+    ck_assert_msg(tsv && strstr(tsv, "strategy\tparams_mib") &&
+                      strstr(tsv, "\nHYBRID_SHARD\t"),
+                  "%s", tsv ? tsv : "(none)");
+    free(tsv);
     ck_assert_int_eq(tu_herd("fsdp run --help", &out), 0);
     ck_assert(strstr(out, "usage: herd fsdp run"));
     free(out);

@@ -17,7 +17,7 @@
 /* Subcommands that have tools of their own. */
 static const char *const nested[][5] = {
     {"ddp", "buckets", "sampler", "run", "report"},
-    {"fsdp", "run", "units", NULL, NULL},
+    {"fsdp", "run", "units", "strategies", NULL},
     {"testbed", "up", "down", "run", "status"},
     {"trace", "rescale", NULL, NULL, NULL},
 };
