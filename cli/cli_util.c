@@ -12,15 +12,19 @@
 
 #include "cli/cli.h"
 #include "core/engine.h"
+#include "core/escape.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    /* arguments often quote files or flags: escape what a terminal would
+     * obey (core/escape.h) */
+    char msg[2048];
     va_list ap;
-    fprintf(stderr, "herd %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n");
+    core_escape_msg(msg, sizeof(msg));
+    fprintf(stderr, "herd %s: %s\n", cmd, msg);
     return 2;
 }
 
@@ -62,10 +66,17 @@ int cli_parse_bytes(const char *s, uint64_t *out)
     static const struct {
         const char *suffix;
         double mult;
-    } units[] = {{"", 1},          {"b", 1},          {"k", 1024.0},
-                 {"kib", 1024.0},  {"kb", 1e3},       {"m", 1048576.0},
-                 {"mib", 1048576.0}, {"mb", 1e6},     {"g", 1073741824.0},
-                 {"gib", 1073741824.0}, {"gb", 1e9}};
+    } units[] = {{"", 1},
+                 {"b", 1},
+                 {"k", 1024.0},
+                 {"kib", 1024.0},
+                 {"kb", 1e3},
+                 {"m", 1048576.0},
+                 {"mib", 1048576.0},
+                 {"mb", 1e6},
+                 {"g", 1073741824.0},
+                 {"gib", 1073741824.0},
+                 {"gb", 1e9}};
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -115,9 +126,9 @@ int cli_parse_rate(const char *s, double *out)
     static const struct {
         const char *u;
         double m;
-    } units[] = {{"", 1},        {"bit", 1},      {"bps", 1},
-                 {"kbit", 1e3},  {"kbps", 1e3},   {"mbit", 1e6},
-                 {"mbps", 1e6},  {"gbit", 1e9},   {"gbps", 1e9}};
+    } units[] = {{"", 1},       {"bit", 1},    {"bps", 1},
+                 {"kbit", 1e3}, {"kbps", 1e3}, {"mbit", 1e6},
+                 {"mbps", 1e6}, {"gbit", 1e9}, {"gbps", 1e9}};
     for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
         if (!strcasecmp(end, units[i].u)) {
             *out = v * units[i].m;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "core/escape.h"
 #include "trace/frdump.h"
 
 static const char usage[] =
@@ -58,11 +59,14 @@ static json_t *from_pytorch(json_t *root, const char *path)
     json_t *conv = NULL;
     int rank = trace_frdump_rank_from_name(path);
     if (rank < 0) {
-        fprintf(stderr, "herd diagnose: %s: a PyTorch flight-recorder dump "
+        fprintf(stderr,
+                "herd diagnose: %s: a PyTorch flight-recorder dump "
                 "names no rank: end its file name with the rank "
-                "(rank<r>.json)\n", path);
+                "(rank<r>.json)\n",
+                path);
     } else if (trace_frdump_convert(root, rank, 0, path, &conv, err,
                                     sizeof(err)) != HERD_OK) {
+        core_escape_msg(err, sizeof(err)); /* file names from the folder */
         fprintf(stderr, "herd diagnose: %s\n", err);
         conv = NULL;
     }
@@ -74,16 +78,18 @@ static int load_one(dg_t *d, const char *path)
 {
     json_error_t err;
     if (is_pickle(path))
-        return fprintf(stderr, "herd diagnose: %s: a pickled dump; herd "
+        return fprintf(stderr,
+                       "herd diagnose: %s: a pickled dump; herd "
                        "reads the JSON form: python3 -c 'import pickle, json, "
                        "sys; json.dump(pickle.load(open(sys.argv[1], \"rb\")), "
                        "open(sys.argv[2], \"w\"), default=str)' %s %s.json\n",
                        path, path, path),
                -1;
     json_t *root = json_load_file(path, 0, &err);
-    if (!root)
+    char text[400];
+    if (!root) /* jansson quotes the bad bytes: escape them */
         return fprintf(stderr, "herd diagnose: %s:%d:%d: %s\n", path, err.line,
-                       err.column, err.text),
+                       err.column, core_escape(err.text, text, sizeof(text))),
                -1;
     if (trace_frdump_is_pytorch(root) && !(root = from_pytorch(root, path)))
         return -1;
@@ -128,8 +134,7 @@ static int load_dir(dg_t *d)
     struct dirent *de;
     int rc = 0;
     while ((de = readdir(dir)) && rc == 0) {
-        if (de->d_name[0] == '.' ||
-            trace_frdump_rank_from_name(de->d_name) < 0)
+        if (de->d_name[0] == '.' || trace_frdump_rank_from_name(de->d_name) < 0)
             continue; /* rank<r>.json, or a name ending in its rank */
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s", d->dir, de->d_name);
@@ -294,8 +299,7 @@ static int check_seq(dg_t *d, int gid, json_t *members, json_int_t seq)
  * and none completed it: it is stuck in the transport (a network or
  * device hang), PyTorch's "stuck collective". Only for PyTorch's dumps:
  * herd's tcp engine dumps on its own timeout and names the cause there. */
-static int check_stuck(const dg_t *d, int gid, json_t *members,
-                       json_int_t seq)
+static int check_stuck(const dg_t *d, int gid, json_t *members, json_int_t seq)
 {
     size_t n = json_array_size(members);
     json_t *e = NULL;
@@ -312,7 +316,8 @@ static int check_stuck(const dg_t *d, int gid, json_t *members,
     char desc[256];
     describe(e, seq, desc, sizeof(desc));
     printf("group %d: class: stuck collective\n  all %zu ranks joined %s and "
-           "none completed it when the dumps were taken\n", gid, n, desc);
+           "none completed it when the dumps were taken\n",
+           gid, n, desc);
     return 1;
 }
 

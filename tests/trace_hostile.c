@@ -266,6 +266,18 @@ START_TEST(test_names_printable)
 }
 END_TEST
 
+/* Usage errors quote arguments: escaped like file contents. */
+START_TEST(test_usage_escape)
+{
+    char *out = NULL;
+    int rc = tu_herd("perf --coll \"$(printf 'x\\033]0;t\\007')\"", &out);
+    ck_assert_msg(rc == 2 && !strchr(out, 0x1b) && !strchr(out, 0x07) &&
+                      strstr(out, "--coll: 'x\\x1b]0;t\\x07' is not"),
+                  "rc %d: %s", rc, out);
+    free(out);
+}
+END_TEST
+
 START_TEST(test_trace_top)
 {
     char err[512] = "";
@@ -544,6 +556,7 @@ int main(void)
     tcase_add_test(tc, test_dirname);
     tcase_add_test(tc, test_escape);
     tcase_add_test(tc, test_trace_top);
+    tcase_add_test(tc, test_usage_escape);
     tcase_add_test(tc, test_names_printable);
     tcase_add_test(tc, test_timeline);
     tcase_add_test(tc, test_units);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "core/escape.h"
+
 /* A trace larger than this is refused rather than read into memory. */
 #define KINETO_MAX_BYTES ((size_t)4 << 30)
 
@@ -25,6 +27,7 @@ static herd_status_t kfail(char *err, size_t errlen, herd_status_t st,
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+    core_escape_msg(err, errlen); /* names and keys from the file */
     return st;
 }
 
