@@ -390,6 +390,30 @@ START_TEST(test_skipped_forward_diagnosed)
 }
 END_TEST
 
+/* Uneven inputs: a rank out of data leaves the others in an all_gather. */
+START_TEST(test_uneven_inputs_diagnosed)
+{
+    const char *sets[] = {"short_ranks=[5]", "short_steps=1", NULL};
+    run_t r;
+    run_fsdp(1, sets, &r);
+    ck_assert_int_ne(r.st, HERD_OK);
+    char diag[8192];
+    fsdp_outcome_t o = {r.st, &r.info, r.prog->errors};
+    fsdp_report_diagnosis(r.col, &o, diag, sizeof(diag));
+    ck_assert_msg(strstr(diag, "collective #26 on the world disagrees") &&
+                      strstr(diag, "rank 5: no collective") &&
+                      strstr(diag, "rank 5 runs out of data after 1 "
+                                   "iterations, the others run 2"),
+                  "%s", diag);
+    fsdp_step_pred_t p;
+    fsdp_collect_step(r.col, 0, &p);
+    ck_assert(p.complete);
+    fsdp_collect_step(r.col, 1, &p);
+    ck_assert(!p.complete);
+    run_done(&r);
+}
+END_TEST
+
 START_TEST(test_trace_export)
 {
     const char *sets[] = {"strategy=HYBRID_SHARD", NULL};
@@ -539,6 +563,7 @@ int main(void)
     tcase_add_test(tc, test_limiter_and_post_memory);
     tcase_add_test(tc, test_wrap_mismatch_diagnosed);
     tcase_add_test(tc, test_skipped_forward_diagnosed);
+    tcase_add_test(tc, test_uneven_inputs_diagnosed);
     tcase_add_test(tc, test_trace_export);
     tcase_add_test(tc, test_cfg_errors);
     tcase_add_test(tc, test_cli);

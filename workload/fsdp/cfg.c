@@ -218,6 +218,13 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
         return set_list(&c->skip_ranks, key, v, err, len);
     if (!strcmp(key, "skip_steps"))
         return set_list(&c->skip_steps, key, v, err, len);
+    if (!strcmp(key, "short_ranks"))
+        return set_list(&c->short_ranks, key, v, err, len);
+    if (!strcmp(key, "short_steps")) {
+        if ((st = set_num(&d, key, v, 0, 64, 1, err, len)) == HERD_OK)
+            c->short_steps = (long)d;
+        return st;
+    }
     if (!strcmp(key, "compute_scale"))
         return set_num(&c->compute_scale, key, v, 1e-9, 1e9, 0, err, len);
     if (!strcmp(key, "optim_states"))
@@ -268,6 +275,8 @@ herd_status_t fsdp_cfg_check(const fsdp_cfg_t *c, int world, int node_size,
         check_ranks(&c->bad_wrap_ranks, world, "bad_wrap_ranks", err, len);
     if (st == HERD_OK)
         st = check_ranks(&c->skip_ranks, world, "skip_ranks", err, len);
+    if (st == HERD_OK)
+        st = check_ranks(&c->short_ranks, world, "short_ranks", err, len);
     if (st != HERD_OK || c->strategy != FSDP_HYBRID_SHARD)
         return st;
     int g = c->shard_group_size > 0 ? c->shard_group_size : node_size;

@@ -69,8 +69,10 @@ typedef struct fsdp_cfg {
     ddp_int_list_t bad_wrap_ranks;
     fsdp_wrap_t bad_wrap;
     ddp_int_list_t skip_units;
-    ddp_int_list_t skip_ranks; /* empty: every rank */
-    ddp_int_list_t skip_steps; /* empty: every step */
+    ddp_int_list_t skip_ranks;  /* empty: every rank */
+    ddp_int_list_t skip_steps;  /* empty: every step */
+    ddp_int_list_t short_ranks; /* uneven inputs: these ranks run */
+    long short_steps;           /* short_steps iterations, not steps */
 } fsdp_cfg_t;
 
 void fsdp_cfg_init(fsdp_cfg_t *cfg);

@@ -142,7 +142,8 @@ static uint64_t step_end(const fsdp_collect_t *c, int r, long it)
     if (c->end[at(it, r)])
         return c->end[at(it, r)];
     /* the last iteration ends with the rank's last record */
-    return c->iter[r] == it && it + 1 == c->job->cfg.steps ? c->last[r] : 0;
+    return c->iter[r] == it && it + 1 == fsdp_job_steps(c->job, r) ? c->last[r]
+                                                                   : 0;
 }
 
 void fsdp_collect_step(const fsdp_collect_t *c, long it, fsdp_step_pred_t *o)

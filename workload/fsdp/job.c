@@ -80,6 +80,14 @@ int fsdp_job_skips(const fsdp_job_t *j, int rank, size_t u, long iter)
            ddp_list_has(&c->skip_steps, iter, 1);
 }
 
+long fsdp_job_steps(const fsdp_job_t *j, int rank)
+{
+    const fsdp_cfg_t *c = &j->cfg;
+    return ddp_list_has(&c->short_ranks, rank, 0) && c->short_steps < c->steps
+               ? c->short_steps
+               : c->steps;
+}
+
 static void sizes(fsdp_job_t *j)
 {
     const fsdp_units_t *all[2] = {&j->units, &j->bad_units};

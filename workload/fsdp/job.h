@@ -73,6 +73,9 @@ int fsdp_job_group(const fsdp_job_t *job, int rank, herd_coll_t coll);
 /* 1 when rank skips unit u's forward in iteration iter (fsdp.skip_*). */
 int fsdp_job_skips(const fsdp_job_t *job, int rank, size_t u, long iter);
 
+/* Iterations `rank` runs (fewer on fsdp.short_ranks: uneven inputs). */
+long fsdp_job_steps(const fsdp_job_t *job, int rank);
+
 /* Walk every iteration of `rank` (a ddp_walk_fn: job is an fsdp_job_t). */
 herd_status_t fsdp_job_walk(const void *job, int rank,
                             const ddp_emit_ops_t *ops, void *ctx);

@@ -208,6 +208,16 @@ static void causes(const fsdp_job_t *j, dbuf_t *d)
             rs, c->skip_ranks.n == 1 ? "s" : "", c->skip_units.v[0],
             c->skip_units.n > 1 ? " (and more)" : "", steps);
     }
+    if (c->short_ranks.n && c->short_steps < c->steps) {
+        for (int r = 0; r < j->world; r++)
+            sel[r] = (unsigned char)ddp_list_has(&c->short_ranks, r, 0);
+        ddp_report_ranks(sel, j->world, rs, sizeof(rs));
+        put(d,
+            "cause: %s run%s out of data after %ld iterations, the others "
+            "run %ld (uneven inputs, fsdp.short_ranks): the others' next "
+            "all_gather has no partner there\n",
+            rs, c->short_ranks.n == 1 ? "s" : "", c->short_steps, c->steps);
+    }
     free(sel);
 }
 

@@ -263,7 +263,7 @@ static herd_status_t walk_rank(const fsdp_job_t *job, int rank,
     w->rs = calloc(n, 1);
     herd_status_t st =
         w->state && w->ran && w->rs ? HERD_OK : HERD_ERR_NO_MEMORY;
-    for (long it = 0; st == HERD_OK && it < job->cfg.steps; it++) {
+    for (long it = 0; st == HERD_OK && it < fsdp_job_steps(job, rank); it++) {
         st = ops->mark(ctx, "step");
         if (st == HERD_OK)
             st = forward(w, it);
