@@ -222,7 +222,7 @@ static int run_fsdp_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
         return 2;
     int rc = cli_fsdp_simulate(sc, job, NULL, NULL, &res);
     if (!rc) {
-        row->ddp = 1;
+        row->ddp = 2;
         row->status = res.status;
         row->step_s = res.summary.step_s;
         row->exposed_s = res.summary.exposed_s;
@@ -263,8 +263,8 @@ static void run_one(const cli_sweep_args_t *a, int c, cli_sweep_row_t *row)
     row->rc = cli_ddp_load_scenario("sweep", a->scenario, sets, n, &sc);
     if (!row->rc)
         row->rc = sc->wl_kind == TRACE_WL_DDP    ? run_ddp_workload(sc, row)
-                   : sc->wl_kind == TRACE_WL_FSDP ? run_fsdp_workload(sc, row)
-                                                  : run_trace_workload(sc, row);
+                  : sc->wl_kind == TRACE_WL_FSDP ? run_fsdp_workload(sc, row)
+                                                 : run_trace_workload(sc, row);
     trace_scenario_destroy(sc);
     row->wall_s = now_s() - t0;
     row->done = 1;

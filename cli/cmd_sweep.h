@@ -33,7 +33,7 @@ typedef struct cli_sweep_args {
 
 /* One run's numbers, passed back from a worker through a pipe. */
 typedef struct cli_sweep_row {
-    int done, rc, ddp;
+    int done, rc, ddp; /* ddp: 1 DDP, 2 FSDP (buckets holds its units) */
     herd_status_t status;
     double step_s, exposed_s, comm_s, overlap, wall_s;
     long buckets;

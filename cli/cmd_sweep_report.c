@@ -55,8 +55,8 @@ static void print_table(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
     for (int ax = 0; ax < a->naxes; ax++)
         printf("%16s", short_key(a->axes[ax].key));
     if (ddp)
-        printf(" %8s %10s %11s %10s %8s", "buckets", "step_ms", "exposed_ms",
-               "comm_ms", "overlap");
+        printf(" %8s %10s %11s %10s %8s", ddp == 2 ? "units" : "buckets",
+               "step_ms", "exposed_ms", "comm_ms", "overlap");
     else
         printf(" %12s", "time_ms");
     printf(" %8s  %s\n", "vs_best", "status");
