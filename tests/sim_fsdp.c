@@ -184,6 +184,56 @@ START_TEST(test_shard_grad_op_counts)
 }
 END_TEST
 
+/* FSDP2's reshard_after_forward=N: after forward each rank keeps 1/N of
+ * a unit; the backward all_gather runs over N ranks (within a node) and
+ * moves S/N times a shard per rank. Memory between true and false. */
+START_TEST(test_reshard_to_int)
+{
+    const char *sets[] = {"reshard_after_forward=8", NULL};
+    run_t r;
+    run_fsdp(2, sets, &r);
+    ck_assert_int_eq(r.st, HERD_OK);
+    ck_assert_int_eq(r.job->reshard_to, 8);
+    for (size_t u = 1; u < r.job->units.n; u++) {
+        fsdp_utime_t t;
+        fsdp_collect_unit(r.col, u, &t);
+        uint64_t shard = fsdp_job_shard_numel(r.job, &r.job->units.u[u]);
+        ck_assert_uint_eq(t.ag, 2);
+        /* forward: a 1/16 shard; backward: 16/8 = 2 shards */
+        ck_assert_uint_eq(t.ag_bytes, (shard + 2 * shard) * 4);
+    }
+    run_done(&r);
+    /* gpt_1_3b: the blocks, not the root, make the peak */
+    const char *t1[] = {"model=gpt_1_3b", "reshard_after_forward=true", NULL};
+    const char *f1[] = {"model=gpt_1_3b", "reshard_after_forward=false", NULL};
+    const char *n8[] = {"model=gpt_1_3b", "reshard_after_forward=8", NULL};
+    fsdp_memory_t mt, mf, m8;
+    fsdp_job_t *j = make_job(2, t1);
+    fsdp_job_memory(j, 0, &mt);
+    fsdp_job_destroy(j);
+    j = make_job(2, f1);
+    fsdp_job_memory(j, 0, &mf);
+    fsdp_job_destroy(j);
+    j = make_job(2, n8);
+    fsdp_job_memory(j, 0, &m8);
+    fsdp_job_destroy(j);
+    ck_assert(mt.unsharded < m8.unsharded && m8.unsharded < mf.unsharded);
+    /* N must divide the shard count, and not be it */
+    const char *bad[] = {"reshard_after_forward=16", NULL};
+    fsdp_cfg_t c;
+    char err[512], dir[1024];
+    fsdp_cfg_init(&c);
+    ck_assert_int_eq(fsdp_cfg_set(&c, "reshard_after_forward", bad[0] + 22, err,
+                                  sizeof(err)),
+                     HERD_OK);
+    tu_src_path(dir, sizeof(dir), "models");
+    ck_assert_int_ne(fsdp_job_create(&c, dir, 16, 8, &j, err, sizeof(err)),
+                     HERD_OK);
+    ck_assert(strstr(err, "16 is not a divisor of the 16 ranks"));
+    fsdp_cfg_fini(&c);
+}
+END_TEST
+
 START_TEST(test_no_shard_counts)
 {
     const char *sets[] = {"strategy=NO_SHARD", NULL};
@@ -557,6 +607,7 @@ int main(void)
     tcase_add_test(tc, test_full_shard_counts);
     tcase_add_test(tc, test_shard_grad_op_counts);
     tcase_add_test(tc, test_no_shard_counts);
+    tcase_add_test(tc, test_reshard_to_int);
     tcase_add_test(tc, test_hybrid_counts);
     tcase_add_test(tc, test_memory);
     tcase_add_test(tc, test_prefetch_hides_communication);

@@ -196,8 +196,20 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
                    ? bad(err, len, key, v,
                          "BACKWARD_PRE, BACKWARD_POST or none")
                    : HERD_OK;
-    if (!strcmp(key, "reshard_after_forward"))
-        return set_bool(&c->reshard_after_forward, key, v, err, len);
+    if (!strcmp(key, "reshard_after_forward")) {
+        int b; /* FSDP2: a bool, or an int N to reshard to N ranks */
+        if (!ddp_cfg_parse_bool(v, &b)) {
+            c->reshard_after_forward = b;
+            return HERD_OK;
+        }
+        if (!ddp_cfg_parse_num(v, 2, 1 << 20, &d) && d == floor(d)) {
+            c->reshard_after_forward = (int)d;
+            return HERD_OK;
+        }
+        return bad(err, len, key, v,
+                   "true, false or a number of ranks N >= 2 (FSDP2: reshard "
+                   "to N ranks after forward)");
+    }
     if (!strcmp(key, "forward_prefetch"))
         return set_bool(&c->forward_prefetch, key, v, err, len);
     if (!strcmp(key, "cpu_bound"))

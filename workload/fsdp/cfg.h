@@ -52,7 +52,8 @@ typedef struct fsdp_cfg {
     char *prefixes[FSDP_MAX_PREFIXES]; /* `units`: owned strings */
     size_t nprefixes;
     int shard_group_size;      /* HYBRID_SHARD; 0: the GPUs of a node */
-    int reshard_after_forward; /* -1: the strategy's */
+    int reshard_after_forward; /* -1: the strategy's; 0, 1; N >= 2:
+                                  FSDP2's int, reshard to N ranks */
     int forward_prefetch;
     int cpu_bound; /* the CPU issues each op when the GPU gets there (no
                       run-ahead): forward_prefetch matters then */
@@ -88,7 +89,8 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *cfg, const char *key, const char *value,
 herd_status_t fsdp_cfg_check(const fsdp_cfg_t *cfg, int world, int node_size,
                              char *err, size_t errlen);
 
-/* reshard_after_forward in force (the strategy's unless set). */
+/* reshard_after_forward in force (the strategy's unless set): 0, 1, or
+ * N >= 2 ranks to reshard to. */
 int fsdp_cfg_reshard_fwd(const fsdp_cfg_t *cfg);
 
 const char *fsdp_strategy_name(fsdp_strategy_t s);

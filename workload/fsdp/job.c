@@ -46,7 +46,18 @@ static herd_status_t make_groups(fsdp_job_t *j)
         if (!hybrid && st == HERD_OK)
             st = add_group(j, 0, 1, j->world);
     }
+    /* reshard_after_forward=N: consecutive groups of N inside a shard
+     * group, for the backward all_gathers */
+    j->post_group0 = j->ngroups + 1;
+    for (int k = 0;
+         j->reshard_to && st == HERD_OK && k < j->world / j->reshard_to; k++)
+        st = add_group(j, k * j->reshard_to, 1, j->reshard_to);
     return st;
+}
+
+int fsdp_job_post_forward_group(const fsdp_job_t *j, int rank)
+{
+    return j->reshard_to ? j->post_group0 + rank / j->reshard_to : -1;
 }
 
 int fsdp_job_group(const fsdp_job_t *j, int rank, herd_coll_t coll)
@@ -141,6 +152,17 @@ static herd_status_t setup(fsdp_job_t *j, const char *dir, char *err,
             : j->world;
     j->replicas = j->world / j->shard;
     j->reshard_fwd = fsdp_cfg_reshard_fwd(c);
+    if (j->reshard_fwd > 1) {
+        j->reshard_to = j->reshard_fwd;
+        if (j->reshard_to >= j->shard || j->shard % j->reshard_to) {
+            snprintf(err, len,
+                     "fsdp.reshard_after_forward: %d is not a divisor of the "
+                     "%d ranks a unit is sharded over (other than 1 and %d "
+                     "itself)",
+                     j->reshard_to, j->shard, j->shard);
+            return HERD_ERR_INVALID_ARG;
+        }
+    }
     st = fsdp_units_build(&j->model, &c->wrap, c->prefixes, c->nprefixes,
                           &j->units, err, len);
     if (st == HERD_OK)

@@ -47,6 +47,8 @@ typedef struct fsdp_job {
     int shard;    /* ranks a unit is sharded over (1: NO_SHARD) */
     int replicas; /* world / shard */
     int reshard_fwd;
+    int reshard_to;  /* FSDP2 reshard_after_forward=N: N (else 0) */
+    int post_group0; /* the first of the groups of N ranks (g index) */
     herd_dtype_t master_dtype; /* the model's parameter dtype */
     herd_dtype_t param_dtype, reduce_dtype;
     /* groups every rank creates in this order (herd_new_group); the
@@ -70,6 +72,9 @@ uint64_t fsdp_job_shard_numel(const fsdp_job_t *job, const fsdp_unit_t *u);
 /* Group indices (0: world) of rank's all_gathers, reduce_scatters and
  * (HYBRID_SHARD) cross-replica all_reduces; -1 when there is none. */
 int fsdp_job_group(const fsdp_job_t *job, int rank, herd_coll_t coll);
+/* The group of reshard_to ranks a backward all_gather runs over after
+ * a partial reshard (reshard_after_forward=N). */
+int fsdp_job_post_forward_group(const fsdp_job_t *job, int rank);
 /* 1 when rank skips unit u's forward in iteration iter (fsdp.skip_*). */
 int fsdp_job_skips(const fsdp_job_t *job, int rank, size_t u, long iter);
 

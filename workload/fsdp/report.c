@@ -249,7 +249,11 @@ static void text_header(const fsdp_collect_t *c, const fsdp_summary_t *s,
                         FILE *f)
 {
     const fsdp_job_t *j = c->job;
-    char w[64];
+    char w[64], rf[16];
+    if (j->reshard_to)
+        snprintf(rf, sizeof(rf), "%d ranks", j->reshard_to);
+    else
+        snprintf(rf, sizeof(rf), "%s", j->reshard_fwd ? "true" : "false");
     fprintf(f,
             "model %s: %zu parameters, %.1f MiB; %d ranks; %s (sharded over "
             "%d, %d replicas); %zu units (%s); reshard_after_forward %s, "
@@ -258,8 +262,7 @@ static void text_header(const fsdp_collect_t *c, const fsdp_summary_t *s,
             j->model.name, j->model.nparams, (double)j->model.total_bytes / MIB,
             j->world, fsdp_strategy_name(j->cfg.strategy), j->shard,
             j->replicas, j->units.n, fsdp_wrap_name(&j->cfg.wrap, w, sizeof(w)),
-            j->reshard_fwd ? "true" : "false",
-            j->cfg.forward_prefetch ? "true" : "false",
+            rf, j->cfg.forward_prefetch ? "true" : "false",
             fsdp_bwd_prefetch_name(j->cfg.backward_prefetch),
             j->cfg.limit_all_gathers ? "true" : "false",
             j->cfg.cpu_bound ? "bound" : "ahead", j->cfg.comm_streams,

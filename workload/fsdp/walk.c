@@ -27,7 +27,9 @@
 
 #include "workload/fsdp/job.h"
 
-enum { U_SHARDED, U_ISSUED, U_GATHERED };
+/* U_PARTIAL: resharded after forward to reshard_after_forward=N ranks
+ * (FSDP2's int): this rank keeps 1/N of the unit until backward. */
+enum { U_SHARDED, U_ISSUED, U_GATHERED, U_PARTIAL };
 
 typedef struct fwalk {
     const fsdp_job_t *job;
@@ -54,6 +56,11 @@ static uint64_t unsharded_bytes(const fwalk_t *w, size_t u)
            (uint64_t)w->job->shard * herd_dtype_size(w->job->param_dtype);
 }
 
+static uint64_t partial_bytes(const fwalk_t *w, size_t u)
+{
+    return unsharded_bytes(w, u) / (uint64_t)w->job->reshard_to;
+}
+
 static void note_peak(fwalk_t *w)
 {
     if (w->alive > w->peak) {
@@ -62,33 +69,45 @@ static void note_peak(fwalk_t *w)
     }
 }
 
+/* group -1: the strategy's group for `coll` */
 static herd_status_t emit(fwalk_t *w, herd_coll_t coll, uint64_t count,
-                          herd_dtype_t dt, int stream, size_t slot,
+                          herd_dtype_t dt, int group, int stream, size_t slot,
                           const char *what, size_t u)
 {
     char label[64];
     snprintf(label, sizeof(label), "%s u%zu", what, u);
-    ddp_emit_coll_t op = {
-        coll,   count, dt, -1, fsdp_job_group(w->job, w->rank, coll),
-        stream, label};
+    ddp_emit_coll_t op = {coll,
+                          count,
+                          dt,
+                          -1,
+                          group >= 0 ? group
+                                     : fsdp_job_group(w->job, w->rank, coll),
+                          stream,
+                          label};
     return w->ops->coll ? w->ops->coll(w->ctx, &op, slot)
                         : HERD_ERR_UNSUPPORTED;
 }
 
 static herd_status_t gather(fwalk_t *w, size_t u)
 {
-    if (w->state[u] != U_SHARDED)
+    if (w->state[u] != U_SHARDED && w->state[u] != U_PARTIAL)
         return HERD_OK;
     if (no_shard(w) || !w->us->u[u].numel) {
         w->state[u] = U_GATHERED;
         return HERD_OK;
     }
+    uint64_t count = fsdp_job_shard_numel(w->job, &w->us->u[u]);
+    int group = -1;
+    if (w->state[u] == U_PARTIAL) { /* from the post-forward shard */
+        w->alive -= partial_bytes(w, u);
+        count = count * (uint64_t)w->job->shard / (uint64_t)w->job->reshard_to;
+        group = fsdp_job_post_forward_group(w->job, w->rank);
+    }
     w->state[u] = U_ISSUED;
     w->alive += unsharded_bytes(w, u);
     w->nalive++;
     note_peak(w);
-    return emit(w, HERD_COLL_ALL_GATHER,
-                fsdp_job_shard_numel(w->job, &w->us->u[u]), w->job->param_dtype,
+    return emit(w, HERD_COLL_ALL_GATHER, count, w->job->param_dtype, group,
                 FSDP_STREAM_AG, u, "all_gather", u);
 }
 
@@ -108,19 +127,36 @@ static void reshard(fwalk_t *w, size_t u)
         w->state[u] = U_SHARDED;
         return;
     }
+    if (w->state[u] == U_PARTIAL) {
+        w->alive -= partial_bytes(w, u);
+    } else {
+        w->alive -= unsharded_bytes(w, u);
+        w->nalive--;
+    }
     w->state[u] = U_SHARDED;
+}
+
+/* FSDP2's reshard_after_forward=N: keep 1/N of the unit for backward. */
+static void reshard_partial(fwalk_t *w, size_t u)
+{
+    if (no_shard(w) || !w->us->u[u].numel || w->state[u] != U_GATHERED)
+        return;
     w->alive -= unsharded_bytes(w, u);
+    w->alive += partial_bytes(w, u);
     w->nalive--;
+    w->state[u] = U_PARTIAL;
 }
 
 /* The rate limiter: at most two non-root units unsharded. */
 static herd_status_t prefetch(fwalk_t *w, long v)
 {
-    if (v < 0 || (size_t)v >= w->us->n || w->state[v] != U_SHARDED)
+    if (v < 0 || (size_t)v >= w->us->n ||
+        (w->state[v] != U_SHARDED && w->state[v] != U_PARTIAL))
         return HERD_OK;
     int live = 0;
     for (size_t u = 1; u < w->us->n; u++)
-        live += w->state[u] != U_SHARDED && w->us->u[u].numel;
+        live += (w->state[u] == U_ISSUED || w->state[u] == U_GATHERED) &&
+                w->us->u[u].numel;
     if (w->job->cfg.limit_all_gathers && live >= 2)
         return HERD_OK;
     return gather(w, (size_t)v);
@@ -159,7 +195,9 @@ static herd_status_t forward(fwalk_t *w, long it)
             st = ready(w, u);
         if (st == HERD_OK)
             st = compute(w, us->u[u].fwd_s, "forward", u);
-        if (st == HERD_OK && w->job->reshard_fwd && u != 0)
+        if (st == HERD_OK && w->job->reshard_to && u != 0)
+            reshard_partial(w, u);
+        else if (st == HERD_OK && w->job->reshard_fwd && u != 0)
             reshard(w, u);
     }
     return st;
@@ -174,14 +212,14 @@ static herd_status_t reduce(fwalk_t *w, size_t u)
         return HERD_OK;
     w->rs[u] = 1;
     if (no_shard(w))
-        return emit(w, HERD_COLL_ALL_REDUCE, un->numel, j->reduce_dtype,
+        return emit(w, HERD_COLL_ALL_REDUCE, un->numel, j->reduce_dtype, -1,
                     FSDP_STREAM_RS, n + u, "all_reduce", u);
     uint64_t shard = fsdp_job_shard_numel(j, un);
     herd_status_t st = emit(w, HERD_COLL_REDUCE_SCATTER, shard, j->reduce_dtype,
-                            FSDP_STREAM_RS, n + u, "reduce_scatter", u);
+                            -1, FSDP_STREAM_RS, n + u, "reduce_scatter", u);
     if (st == HERD_OK && j->cfg.strategy == FSDP_HYBRID_SHARD &&
         j->replicas > 1)
-        st = emit(w, HERD_COLL_ALL_REDUCE, shard, j->reduce_dtype,
+        st = emit(w, HERD_COLL_ALL_REDUCE, shard, j->reduce_dtype, -1,
                   FSDP_STREAM_RS, 2 * n + u, "all_reduce", u);
     return st;
 }
