@@ -268,6 +268,8 @@ START_TEST(test_hybrid_counts)
 }
 END_TEST
 
+static double exposed_step(int nodes, const char *const *sets, double *fwd);
+
 START_TEST(test_memory)
 {
     const char *fs[] = {NULL};
@@ -310,6 +312,19 @@ START_TEST(test_memory)
     ck_assert_uint_eq(bf.params, full.params); /* fp32 master shards */
     fsdp_job_destroy(j);
 
+    /* CPU offload: the shards on the host, the unsharded units on the
+     * device; copies and the CPU optimizer make the step longer */
+    const char *off[] = {"cpu_offload=true", "cpu_optimizer_scale=10", NULL};
+    fsdp_memory_t mo;
+    j = make_job(1, off);
+    ck_assert_int_eq(fsdp_job_memory(j, 0, &mo), HERD_OK);
+    ck_assert_uint_eq(mo.total, mo.unsharded);
+    ck_assert_uint_eq(mo.host, full.params + full.grads + full.optimizer);
+    ck_assert_uint_eq(mo.unsharded, full.unsharded);
+    fsdp_job_destroy(j);
+    double fw;
+    ck_assert(exposed_step(1, off, &fw) > exposed_step(1, NULL, &fw));
+
     const char *s4[] = {"optim_states=0", NULL};
     j = make_job(4, s4);
     ck_assert_int_eq(fsdp_job_memory(j, 0, &bf), HERD_OK);
@@ -336,6 +351,19 @@ static double exposed(int nodes, const char *const *sets, double *fwd)
     }
     run_done(&r);
     return s.exposed_s;
+}
+
+/* The steady step time of a run. */
+static double exposed_step(int nodes, const char *const *sets, double *fwd)
+{
+    run_t r;
+    run_fsdp(nodes, sets, &r);
+    ck_assert_int_eq(r.st, HERD_OK);
+    fsdp_summary_t s;
+    fsdp_collect_summary(r.col, &s);
+    *fwd = s.exposed_s;
+    run_done(&r);
+    return s.step_s;
 }
 
 /* Prefetching hides all_gathers behind compute (4 nodes: comm-heavy).

@@ -25,6 +25,8 @@ void fsdp_cfg_init(fsdp_cfg_t *c)
     c->steps = 4;
     c->compute_scale = 1;
     c->optim_states = 2;
+    c->offload_gbps = 25; /* PCIe 4.0 x16, roughly */
+    c->cpu_optimizer_scale = 1;
     c->bad_wrap.kind = FSDP_WRAP_NONE;
 }
 
@@ -239,6 +241,12 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
     }
     if (!strcmp(key, "compute_scale"))
         return set_num(&c->compute_scale, key, v, 1e-9, 1e9, 0, err, len);
+    if (!strcmp(key, "cpu_offload"))
+        return set_bool(&c->cpu_offload, key, v, err, len);
+    if (!strcmp(key, "offload_gbps"))
+        return set_num(&c->offload_gbps, key, v, 1e-3, 1e6, 0, err, len);
+    if (!strcmp(key, "cpu_optimizer_scale"))
+        return set_num(&c->cpu_optimizer_scale, key, v, 0, 1e6, 0, err, len);
     if (!strcmp(key, "optim_states"))
         return set_num(&c->optim_states, key, v, 0, 16, 0, err, len);
     if (!strcmp(key, "shard_group_size")) {
@@ -262,7 +270,8 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
         "units, shard_group_size, reshard_after_forward, "
         "forward_prefetch, backward_prefetch, limit_all_gathers, cpu_bound, "
         "comm_streams, param_dtype, reduce_dtype, steps, compute_scale, "
-        "optim_states, bad_wrap, bad_wrap_ranks, skip_units, "
+        "optim_states, cpu_offload, offload_gbps, cpu_optimizer_scale, "
+        "bad_wrap, bad_wrap_ranks, skip_units, "
         "skip_ranks, skip_steps; see docs/fsdp.md)",
         key);
     return HERD_ERR_PARSE;

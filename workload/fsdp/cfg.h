@@ -64,8 +64,11 @@ typedef struct fsdp_cfg {
     herd_dtype_t param_dtype, reduce_dtype;
     long steps;
     double compute_scale;
-    double optim_states; /* optimizer state per parameter, in master
-                            copies (Adam: 2, SGD momentum: 1) */
+    int cpu_offload;            /* CPUOffload(offload_params=True) */
+    double offload_gbps;        /* host <-> device copies, GB/s */
+    double cpu_optimizer_scale; /* CPU optimizer time / the model's */
+    double optim_states;        /* optimizer state per parameter, in master
+                                   copies (Adam: 2, SGD momentum: 1) */
     /* faults: ranks that wrap with another policy, unit forwards skipped */
     ddp_int_list_t bad_wrap_ranks;
     fsdp_wrap_t bad_wrap;

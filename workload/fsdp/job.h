@@ -35,7 +35,8 @@ typedef struct fsdp_memory {
     uint64_t optimizer; /* optim_states x params */
     uint64_t unsharded; /* peak of unsharded params + grads alive at once */
     int units_alive;    /* unsharded units at that peak */
-    uint64_t total;
+    uint64_t total;     /* on the device */
+    uint64_t host;      /* cpu_offload: params, grads, optimizer here */
 } fsdp_memory_t;
 
 typedef struct fsdp_job {

@@ -272,10 +272,17 @@ static void text_header(const fsdp_collect_t *c, const fsdp_summary_t *s,
     fprintf(f,
             "memory per rank: parameters %.1f MiB, gradients %.1f MiB, "
             "optimizer %.1f MiB, unsharded peak %.1f MiB (%d units at "
-            "once); total %.1f MiB (activations not included)\n",
+            "once); total on the device %.1f MiB (activations not "
+            "included)\n",
             (double)m->params / MIB, (double)m->grads / MIB,
             (double)m->optimizer / MIB, (double)m->unsharded / MIB,
             m->units_alive, (double)m->total / MIB);
+    if (m->host)
+        fprintf(f,
+                "CPU offload: parameters, gradients and optimizer state on "
+                "the host (%.1f MiB); the device holds the unsharded units "
+                "only\n",
+                (double)m->host / MIB);
 }
 
 void fsdp_report_text(const fsdp_collect_t *c, const fsdp_outcome_t *o, FILE *f)
@@ -353,7 +360,7 @@ json_t *fsdp_report_json(const fsdp_collect_t *c, const fsdp_outcome_t *o)
     const fsdp_memory_t *m = &s.mem;
     return json_pack(
         "{s:s,s:i,s:s,s:i,s:I,s:s,s:{s:f,s:f,s:f,s:f,s:f},"
-        "s:{s:I,s:I,s:I,s:I,s:i,s:I},s:o,s:s}",
+        "s:{s:I,s:I,s:I,s:I,s:i,s:I,s:I},s:o,s:s}",
         "model", j->model.name, "world_size", j->world, "strategy",
         fsdp_strategy_name(j->cfg.strategy), "shard", j->shard, "units",
         (json_int_t)j->units.n, "status", herd_status_name(o->status), "steady",

@@ -61,6 +61,15 @@ static uint64_t partial_bytes(const fwalk_t *w, size_t u)
     return unsharded_bytes(w, u) / (uint64_t)w->job->reshard_to;
 }
 
+/* Seconds to copy `numel` master elements between host and device. */
+static double offload_s(const fwalk_t *w, uint64_t numel)
+{
+    return (double)(numel * herd_dtype_size(w->job->master_dtype)) /
+           (w->job->cfg.offload_gbps * 1e9);
+}
+
+static herd_status_t compute(fwalk_t *w, double s, const char *what, size_t u);
+
 static void note_peak(fwalk_t *w)
 {
     if (w->alive > w->peak) {
@@ -98,6 +107,13 @@ static herd_status_t gather(fwalk_t *w, size_t u)
     }
     uint64_t count = fsdp_job_shard_numel(w->job, &w->us->u[u]);
     int group = -1;
+    herd_status_t st = HERD_OK;
+    /* CPU offload: the shard comes from the host before its all_gather
+     * (on the compute stream here: herd has one per rank) */
+    if (w->job->cfg.cpu_offload && w->state[u] == U_SHARDED)
+        st = compute(w, offload_s(w, count), "h2d", u);
+    if (st != HERD_OK)
+        return st;
     if (w->state[u] == U_PARTIAL) { /* from the post-forward shard */
         w->alive -= partial_bytes(w, u);
         count = count * (uint64_t)w->job->shard / (uint64_t)w->job->reshard_to;
@@ -281,7 +297,16 @@ static herd_status_t finalize(fwalk_t *w)
     w->grad_prev = 0;
     if (st == HERD_OK)
         st = w->ops->mark(w->ctx, "finalize");
-    double opt = w->job->model.opt_s / (double)w->job->shard;
+    const fsdp_cfg_t *c = &w->job->cfg;
+    uint64_t shard = 0;
+    for (size_t u = 0; c->cpu_offload && u < n; u++)
+        shard += w->ran[u] ? fsdp_job_shard_numel(w->job, &w->us->u[u]) : 0;
+    /* CPU offload: the gradient shards go to the host, the optimizer
+     * runs there */
+    if (st == HERD_OK && c->cpu_offload && shard)
+        st = w->ops->compute(w->ctx, offload_s(w, shard), "d2h");
+    double opt = w->job->model.opt_s / (double)w->job->shard *
+                 (c->cpu_offload ? c->cpu_optimizer_scale : 1);
     if (st == HERD_OK && opt > 0)
         st = w->ops->compute(w->ctx, opt, "optimizer");
     return st;
@@ -365,6 +390,10 @@ herd_status_t fsdp_job_memory(const fsdp_job_t *job, int rank,
     m.unsharded = w.peak;
     m.units_alive = w.peak_units;
     m.total = m.params + m.grads + m.optimizer + m.unsharded;
+    if (job->cfg.cpu_offload) { /* the shards live on the host */
+        m.host = m.params + m.grads + m.optimizer;
+        m.total = m.unsharded;
+    }
     *out = m;
     return HERD_OK;
 }
