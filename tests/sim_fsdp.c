@@ -580,14 +580,23 @@ START_TEST(test_cli)
           "workload:\n  fsdp: {strategy: HYBRID_SHARD, steps: 2}\n",
           f);
     fclose(f);
-    snprintf(args, sizeof(args), "fsdp run %s --set fsdp.param_dtype=bfloat16",
-             path);
+    snprintf(args, sizeof(args),
+             "fsdp run %s --set fsdp.param_dtype=bfloat16 --json %s/r.json",
+             path, dir);
     ck_assert_int_eq(tu_herd(args, &out), 0);
     ck_assert_msg(strstr(out, "HYBRID_SHARD (sharded over 8, 2 replicas)") &&
                       strstr(out, "param bfloat16") &&
                       strstr(out, "steady state: step"),
                   "%s", out);
     free(out);
+    snprintf(args, sizeof(args), "%s/r.json", dir);
+    char *js = tu_read_file(args);
+    ck_assert_msg(js && strstr(js, "\"strategy\": \"HYBRID_SHARD\"") &&
+                      strstr(js, "\"per_unit\"") &&
+                      strstr(js, "\"unsharded_bytes\"") &&
+                      strstr(js, "\"step_s\""),
+                  "%s", js ? js : "(no JSON)");
+    free(js);
     snprintf(args, sizeof(args),
              "sweep %s --set fsdp.backward_prefetch=BACKWARD_PRE,none "
              "--no-plot --jobs 1 --out %s/sw",

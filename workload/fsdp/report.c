@@ -369,5 +369,6 @@ json_t *fsdp_report_json(const fsdp_collect_t *c, const fsdp_outcome_t *o)
         (json_int_t)m->params, "grads_bytes", (json_int_t)m->grads,
         "optimizer_bytes", (json_int_t)m->optimizer, "unsharded_bytes",
         (json_int_t)m->unsharded, "units_alive", m->units_alive, "total_bytes",
-        (json_int_t)m->total, "per_unit", json_units(c), "diagnosis", diag);
+        (json_int_t)m->total, "host_bytes", (json_int_t)m->host, "per_unit",
+        json_units(c), "diagnosis", diag);
 }
