@@ -285,6 +285,11 @@ void sim_inst_maybe_free(sim_world_t *w, sim_inst_t *inst)
         sim_htab_del(&w->insts, inst->key);
         inst->in_table = 0;
     }
+    /* Every member is done, so nothing reads what they shared any more
+     * (schedule arrays, wait bytes): it goes now. The record itself waits
+     * for its timeout event, which is usually after the run's end: a DDP
+     * run kept every bucket's arrays to the end (1.2 GB at 2048 ranks). */
+    sim_exec_blobs_free(inst);
     if (inst->inflight || inst->timeout_queued)
         return;
     if (inst->prev_all)
