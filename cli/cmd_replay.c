@@ -1,8 +1,8 @@
 /* cli/cmd_replay.c - `herd replay TRACE --engine sim|tcp|nccl`: replay a
  * trace with the engine-agnostic replayer (trace/replay.c). On sim all
  * ranks run here, on the cluster of --scenario (or one sized for the
- * trace); on tcp/nccl this process is one rank (start it under `herd
- * launch`) and writes its own timeline. */
+ * trace); on tcp/nccl/mpi this process is one rank (start it under `herd
+ * launch`, or mpirun/srun) and writes its own timeline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +20,8 @@ static const char usage[] =
     "Replays TRACE (herd-trace JSON). sim (default): every rank in virtual\n"
     "time on the scenario's cluster (default: nodes of 8 GPUs, as many as\n"
     "the trace needs); writes DIR/timeline.json/.tsv and gantt plots.\n"
-    "tcp, nccl: run under `herd launch`; each rank writes\n"
-    "DIR/timeline-rank<R>.json/.tsv (measured; see herd compare).\n"
+    "tcp, nccl: run under `herd launch` (mpi: under mpirun or srun); each\n"
+    "rank writes DIR/timeline-rank<R>.json/.tsv (measured; herd compare).\n"
     "The trace is rescaled when the world size differs. --gantt-ranks\n"
     "LIST: the ranks the Gantt chart shows (e.g. 0-7,256-263; at most 64;\n"
     "default: ranks 0-31, and the title says so).\n"
@@ -235,15 +235,31 @@ static int rp_timeout(const rp_args_t *a, double *out)
     return 0;
 }
 
+/* torchrun's variable (herd launch), else Open MPI's or Slurm's: a job
+ * under mpirun or srun (--engine mpi; env:// reads them too). */
+static const char *launcher_env(const char *torch, const char *ompi,
+                                const char *slurm)
+{
+    const char *names[] = {torch, ompi, slurm};
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v)
+            return v;
+    }
+    return NULL;
+}
+
 /* One rank of a real engine: this process's part, its own timeline. */
 static int rp_real(const rp_args_t *a)
 {
-    const char *ws = getenv("WORLD_SIZE");
+    const char *ws =
+        launcher_env("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS");
     long world = 0;
     if (!ws || cli_parse_int(ws, 1, 1 << 20, &world))
         return cli_usage_error("replay",
                                "--engine %s: WORLD_SIZE is not set;"
-                               " start it under `herd launch`",
+                               " start it under `herd launch` (or mpirun"
+                               " or srun)",
                                a->engine);
     trace_t *t = NULL;
     trace_timeline_t *tl = NULL;
@@ -272,7 +288,8 @@ static int rp_real(const rp_args_t *a)
                         .timeline_arg = tl};
     herd_run_info_t info = {0};
     herd_status_t st = herd_run(&init, trace_replay_main, &rp, &info);
-    const char *r = getenv("RANK");
+    const char *r =
+        launcher_env("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID");
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", a->out ? a->out : "out/replay");
     const char *why = NULL;

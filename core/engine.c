@@ -10,6 +10,9 @@ extern const herd_engine_ops_t tcp_engine_ops;
 #ifdef HERD_HAVE_NCCL
 extern const herd_engine_ops_t nccl_engine_ops;
 #endif
+#ifdef HERD_HAVE_MPI
+extern const herd_engine_ops_t mpi_engine_ops;
+#endif
 
 static const herd_engine_ops_t *const engine_table[] = {
     &sim_engine_ops,
@@ -17,12 +20,18 @@ static const herd_engine_ops_t *const engine_table[] = {
 #ifdef HERD_HAVE_NCCL
     &nccl_engine_ops,
 #endif
+#ifdef HERD_HAVE_MPI
+    &mpi_engine_ops,
+#endif
 };
 
 static const char *const engine_names[] = {
     "sim", "tcp",
 #ifdef HERD_HAVE_NCCL
     "nccl",
+#endif
+#ifdef HERD_HAVE_MPI
+    "mpi",
 #endif
     NULL};
 
@@ -78,8 +87,13 @@ void core_engine_describe(char *buf, size_t len)
     }
 #ifndef HERD_HAVE_NCCL
     if (o < len)
+        o += (size_t)snprintf(buf + o, len - o,
+                              "; nccl is not built (needs CUDA and NCCL)");
+#endif
+#ifndef HERD_HAVE_MPI
+    if (o < len)
         snprintf(buf + o, len - o,
-                 "; nccl is not built (needs CUDA and NCCL)");
+                 "; mpi is not built (needs Open MPI: libopenmpi-dev)");
 #endif
 }
 

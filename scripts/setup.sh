@@ -3,7 +3,7 @@
 # As root, installs the missing ones with apt-get; otherwise prints the
 # exact apt-get line and fails.
 set -eu
-PKGS="cmake make gcc pkg-config libevent-dev check gnuplot-nox libfyaml-dev libjansson-dev zlib1g-dev iproute2 python3-torch"
+PKGS="cmake make gcc pkg-config libevent-dev check gnuplot-nox libfyaml-dev libjansson-dev zlib1g-dev iproute2 python3-torch libopenmpi-dev openmpi-bin"
 missing=""
 # `setup.sh --ci` adds what CI and developers need beyond a user's build:
 # Debian's clang (the Clang build, libFuzzer targets) and git (the
