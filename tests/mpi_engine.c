@@ -397,6 +397,37 @@ START_TEST(test_perf)
 }
 END_TEST
 
+/* herd replay --engine mpi under mpirun: each rank writes its own
+ * timeline (rank from OMPI_COMM_WORLD_RANK), with the trace's ops. */
+START_TEST(test_replay)
+{
+    char *dir = tu_tmpdir(), path[600], cmd[2048], *out = NULL;
+    snprintf(path, sizeof(path), "%s/t.json", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"format\": \"herd-trace\", \"version\": 1, \"world_size\": 2,\n"
+          " \"ops\": [{\"op\": \"compute\", \"dur_us\": 1000},\n"
+          "         {\"op\": \"all_reduce\", \"count\": 4096},\n"
+          "         {\"op\": \"broadcast\", \"count\": 16, \"root\": 1}]}\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "%s replay %s --engine mpi -o %s/out",
+             tu_herd_binary(), path, dir);
+    ck_assert_msg(mh_mpirun(2, NULL, cmd, &out) == 0, "%s", out);
+    free(out);
+    for (int r = 0; r < 2; r++) {
+        snprintf(path, sizeof(path), "%s/out/timeline-rank%d.json", dir, r);
+        char *tl = tu_read_file(path);
+        ck_assert_msg(tl && strstr(tl, "all_reduce") && strstr(tl, "broadcast"),
+                      "%s: %s", path, tl ? tl : "missing");
+        free(tl);
+    }
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(dir);
+}
+END_TEST
+
 static Suite *make(void)
 {
     Suite *s = suite_create("mpi_engine");
@@ -411,6 +442,7 @@ static Suite *make(void)
     tcase_add_test(tc, test_timeline);
     tcase_add_test(tc, test_once);
     tcase_add_test(tc, test_perf);
+    tcase_add_test(tc, test_replay);
     suite_add_tcase(s, tc);
     return s;
 }
