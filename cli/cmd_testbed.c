@@ -9,13 +9,16 @@
 #include "real/testbed/testbed.h"
 
 static const char usage[] =
-    "usage: herd testbed up --hosts N [--bandwidth RATE] [--rates R0,R1,...]\n"
+    "usage: herd testbed up --hosts N [--bandwidth RATE] [--rates R0,R1,...] "
+    "[--force]\n"
     "       herd testbed run [--timeout S] [--port P] [--slowdown F0,F1,...] "
     "-- CMD [ARGS...]\n"
-    "       herd testbed down\n"
-    "       herd testbed status\n\n"
-    "N hosts (network namespaces " TESTBED_NS_PREFIX "h<i>, addresses "
-    TESTBED_SUBNET ".<i+1>) on a bridge,\n"
+    "       herd testbed down [--force]\n"
+    "       herd testbed status\n"
+    "  every form takes --id ID (default $HERD_TESTBED_ID, else the sudo "
+    "user)\n\n"
+    "N hosts (network namespaces " TESTBED_NS_PREFIX
+    "[ID-]h<i>, addresses " TESTBED_SUBNET ".<i+1>) on a bridge,\n"
     "each link shaped with tc tbf to RATE in both directions (e.g. 400Mbit,\n"
     "1Gbit, 100mbit; 0 leaves it unshaped). `run` starts one rank per host\n"
     "with RANK, WORLD_SIZE, MASTER_ADDR=" TESTBED_SUBNET ".1 and MASTER_PORT\n"
@@ -52,13 +55,14 @@ static int cmd_up(int argc, char **argv)
             cfg.hosts = (int)v;
         } else if (!strcmp(argv[i], "--bandwidth") && i + 1 < argc) {
             if (cli_parse_rate(argv[++i], &rate))
-                return cli_usage_error("testbed",
-                                       "bad --bandwidth '%s' (e.g. 400Mbit)",
-                                       argv[i]);
+                return cli_usage_error(
+                    "testbed", "bad --bandwidth '%s' (e.g. 400Mbit)", argv[i]);
         } else if (!strcmp(argv[i], "--rates") && i + 1 < argc) {
             if (parse_list(argv[++i], rates, TESTBED_MAX_HOSTS, &nrates,
                            cli_parse_rate))
                 return cli_usage_error("testbed", "bad --rates '%s'", argv[i]);
+        } else if (!strcmp(argv[i], "--force")) {
+            cfg.force = 1;
         } else
             return cli_usage_error("testbed", "unknown option '%s'", argv[i]);
     }
@@ -69,11 +73,13 @@ static int cmd_up(int argc, char **argv)
                                nrates, cfg.hosts);
     for (int i = 0; i < cfg.hosts; i++)
         cfg.rate_bps[i] = nrates ? rates[i] : rate;
-    char err[256] = "";
+    char err[1024] = "";
     herd_status_t st = testbed_up(&cfg, err, sizeof(err));
     if (st != HERD_OK) {
         fprintf(stderr, "herd testbed: %s\n", err);
-        return st == HERD_ERR_UNSUPPORTED ? 77 : 1;
+        return st == HERD_ERR_UNSUPPORTED ? 77
+               : st == HERD_ERR_ABORTED   ? 130
+                                          : 1;
     }
     printf("testbed up: %d hosts on " TESTBED_SUBNET ".0/24", cfg.hosts);
     if (rate > 0 || nrates)
@@ -114,7 +120,7 @@ static int cmd_run(int argc, char **argv)
         return cli_usage_error("testbed", "--slowdown needs one factor per "
                                           "host of a testbed that is up");
     int failed = -1, code = 0;
-    char err[256] = "";
+    char err[1024] = "";
     herd_status_t st = testbed_run(&o, &failed, &code, err, sizeof(err));
     if (st != HERD_OK) {
         fprintf(stderr, "herd testbed: %s\n", err);
@@ -123,19 +129,60 @@ static int cmd_run(int argc, char **argv)
     return 0;
 }
 
+/* A killed `up` leaves namespaces without state: said, not hidden. */
 static int cmd_status(void)
 {
     testbed_cfg_t cfg;
-    if (testbed_state(&cfg) != HERD_OK) {
+    char names[1024];
+    /* Not in the middle of an up or down (whose namespaces without
+     * state would pass for leftovers). */
+    int lk = testbed_lock(1, names, sizeof(names));
+    if (lk < 0) {
+        fprintf(stderr, "herd testbed: %s\n", names);
+        return 1;
+    }
+    herd_status_t st = testbed_state(&cfg);
+    int left = st == HERD_OK ? 0 : testbed_leftovers(names, sizeof(names));
+    testbed_unlock(lk);
+    if (st != HERD_OK) {
+        if (left > 0) {
+            printf("no testbed is up, but one left namespaces behind (%s; "
+                   "an interrupted up?): `herd testbed down` removes them\n",
+                   names);
+            return 1;
+        }
         printf("no testbed is up\n");
         return 1;
     }
     for (int i = 0; i < cfg.hosts; i++) {
-        char addr[32];
+        char addr[32], ns[64];
         testbed_host_addr(i, addr, sizeof(addr));
-        printf("host %d  %s  " TESTBED_NS_PREFIX "h%d  %.0f Mbit/s\n", i,
-               addr, i, cfg.rate_bps[i] / 1e6);
+        testbed_ns_name(i, ns, sizeof(ns));
+        printf("host %d  %s  %s  %.0f Mbit/s\n", i, addr, ns,
+               cfg.rate_bps[i] / 1e6);
     }
+    return 0;
+}
+
+/* --id ID anywhere before `--` chooses the instance; it is taken out of
+ * argv. */
+static int take_id(int *argc, char **argv)
+{
+    const char *id = NULL;
+    int n = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            for (; i < *argc; i++)
+                argv[n++] = argv[i];
+        else if (!strcmp(argv[i], "--id") && i + 1 < *argc)
+            id = argv[++i];
+        else
+            argv[n++] = argv[i];
+    }
+    *argc = n;
+    char err[256];
+    if (testbed_set_id(id, err, sizeof(err)) != HERD_OK)
+        return cli_usage_error("testbed", "%s", err);
     return 0;
 }
 
@@ -148,6 +195,11 @@ int cli_testbed_main(int argc, char **argv)
     /* help on any tool, before it acts (down tears the testbed down) */
     if (cli_wants_help(argc, argv, usage))
         return 0;
+    int rc = take_id(&argc, argv);
+    if (rc)
+        return rc;
+    if (argc < 2)
+        return cli_usage_error("testbed", "missing a subcommand");
     if (!strcmp(argv[1], "up"))
         return cmd_up(argc - 1, argv + 1);
     if (!strcmp(argv[1], "run"))
@@ -155,8 +207,12 @@ int cli_testbed_main(int argc, char **argv)
     if (!strcmp(argv[1], "status"))
         return cmd_status();
     if (!strcmp(argv[1], "down")) {
-        char err[256] = "";
-        if (testbed_down(err, sizeof(err)) != HERD_OK) {
+        char err[1024] = "";
+        int force = argc > 2 && !strcmp(argv[2], "--force");
+        if (argc > 2 + force)
+            return cli_usage_error("testbed", "unknown option '%s'",
+                                   argv[2 + force]);
+        if (testbed_down_opts(force, err, sizeof(err)) != HERD_OK) {
             fprintf(stderr, "herd testbed: %s\n", err);
             return 1;
         }

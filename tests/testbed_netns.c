@@ -4,6 +4,7 @@
  * root or without network namespaces. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "real/testbed/testbed.h"
 #include "support/testutil.h"
@@ -11,11 +12,17 @@
 /* `herd ARGS`, output captured. */
 #define herd tu_herd
 
+/* This suite's own instance: a testbed someone else brought up on this
+ * machine is never touched. */
+static char tb_id[32];
+
 static int count_namespaces(void)
 {
-    char *out = NULL;
-    tu_run("ip netns list 2>/dev/null | grep -c '^" TESTBED_NS_PREFIX "'",
-           &out);
+    char *out = NULL, cmd[256];
+    snprintf(cmd, sizeof(cmd),
+             "ip netns list 2>/dev/null | grep -c '^" TESTBED_NS_PREFIX "%s-'",
+             tb_id);
+    tu_run(cmd, &out);
     int n = out ? atoi(out) : -1;
     free(out);
     return n;
@@ -114,6 +121,8 @@ int main(void)
         fprintf(stderr, "skip: %s\n", why);
         return 77;
     }
+    snprintf(tb_id, sizeof(tb_id), "tn%ld", (long)getpid());
+    setenv("HERD_TESTBED_ID", tb_id, 1);
     Suite *s = suite_create("testbed_netns");
     TCase *tc = tcase_create("netns");
     tcase_set_timeout(tc, 120);

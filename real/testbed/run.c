@@ -42,8 +42,9 @@ static pid_t spawn_rank(int rank, int n, const testbed_run_opts_t *o)
     pid_t pid = fork();
     if (pid != 0)
         return pid;
-    char path[128];
-    snprintf(path, sizeof(path), "/run/netns/" TESTBED_NS_PREFIX "h%d", rank);
+    char path[128], ns[64];
+    testbed_ns_name(rank, ns, sizeof(ns));
+    snprintf(path, sizeof(path), "/run/netns/%s", ns);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
         fprintf(stderr, "herd testbed: rank %d cannot enter %s: %s\n", rank,
@@ -121,13 +122,22 @@ herd_status_t testbed_run(const testbed_run_opts_t *o, int *failed_rank_out,
     testbed_cfg_t cfg;
     if (!o || !o->argv || !o->argv[0])
         return HERD_ERR_INVALID_ARG;
+    /* Shared with other runs, never with an up or down in progress: the
+     * ranks enter namespaces that exist. Down refuses while they run. */
+    int lk = testbed_lock(1, err, errlen);
+    if (lk < 0)
+        return HERD_ERR_BUSY;
     if (testbed_state(&cfg) != HERD_OK) {
-        snprintf(err, errlen, "no testbed is up (run `herd testbed up`)");
+        testbed_unlock(lk);
+        snprintf(err, errlen, "no testbed%s%s%s is up (run `herd testbed up`)",
+                 *testbed_id() ? " '" : "", testbed_id(),
+                 *testbed_id() ? "'" : "");
         return HERD_ERR_NOT_FOUND;
     }
     pid_t pids[TESTBED_MAX_HOSTS];
     for (int i = 0; i < cfg.hosts; i++)
         pids[i] = spawn_rank(i, cfg.hosts, o);
+    testbed_unlock(lk);
     double deadline = o->timeout_s > 0 ? now_s() + o->timeout_s : 0;
     int failed = -1, code = 0;
     herd_status_t st = reap(pids, cfg.hosts, deadline, &failed, &code);

@@ -3,9 +3,16 @@
  * N network namespaces ("hosts") joined by veth pairs through a bridge
  * that lives in its own namespace, each host's link shaped with tc (tbf,
  * both directions). Addresses come from 10.250.0.0/24, which the testbed
- * owns; nothing is routed off the machine. State lives in
- * /run/herd-testbed/ so `run` and `down` find what `up` made; `down`
- * removes every namespace with the testbed prefix, also after a crash. */
+ * owns; nothing is routed off the machine (each testbed's namespaces are
+ * a world of their own, so two testbeds may use the same addresses).
+ *
+ * Instances: the testbed's id (HERD_TESTBED_ID, `--id`, or testbed_set_id;
+ * default: the sudo user's name, else none) goes into every name, so two
+ * users or CI jobs on one machine never touch each other's namespaces:
+ * herd-tb-<id>-h<i> and herd-tb-<id>-switch (without an id herd-tb-h<i>
+ * and herd-tb-switch). State lives in /run/herd-testbed/ (state[-<id>]),
+ * guarded by flock on lock[-<id>] there: up and down are exclusive,
+ * status and the start of run share it. */
 #ifndef HERD_REAL_TESTBED_H
 #define HERD_REAL_TESTBED_H
 
@@ -15,24 +22,46 @@
 
 #define TESTBED_MAX_HOSTS 64
 #define TESTBED_NS_PREFIX "herd-tb-"
-#define TESTBED_BRIDGE_NS "herd-tb-switch"
 #define TESTBED_SUBNET "10.250.0"
+#define TESTBED_ID_MAX 24
 
 typedef struct testbed_cfg {
     int hosts;
     double rate_bps[TESTBED_MAX_HOSTS]; /* per-host link rate, bits/s; 0:
                                            unshaped */
+    int force; /* up: replace a testbed (or leftovers) of this id */
 } testbed_cfg_t;
+
+/* Choose the instance for the calls that follow (NULL: the default from
+ * HERD_TESTBED_ID or the sudo user). HERD_ERR_INVALID_ARG with a
+ * sentence when the id is not 1..24 of [A-Za-z0-9_.-]. */
+herd_status_t testbed_set_id(const char *id, char *err, size_t errlen);
+/* The current instance's id ("" when none). */
+const char *testbed_id(void);
+/* Host i's namespace name ("herd-tb-<id>-h<i>"); i = -1: the switch's. */
+void testbed_ns_name(int host, char *buf, size_t len);
 
 /* Why the testbed cannot run here (not root, no netns, no ip/tc), or
  * HERD_OK. `why` gets a sentence. */
 herd_status_t testbed_probe(char *why, size_t whylen);
 
+/* Refuses (HERD_ERR_BUSY) when this instance is up or left namespaces
+ * behind, unless cfg->force. SIGINT, SIGTERM and SIGHUP during it undo
+ * what was made (HERD_ERR_ABORTED). A failing `ip`/`tc` command is named
+ * in err with its own error output. */
 herd_status_t testbed_up(const testbed_cfg_t *cfg, char *err, size_t errlen);
-/* Idempotent: removes whatever exists. */
+/* Removes this instance's namespaces and state; idempotent. Refuses
+ * (HERD_ERR_BUSY, naming them) while processes still run in its
+ * namespaces, unless `force` (they are killed first). */
+herd_status_t testbed_down_opts(int force, char *err, size_t errlen);
+/* testbed_down_opts(0, ...). */
 herd_status_t testbed_down(char *err, size_t errlen);
 /* The configuration of the testbed that is up. */
 herd_status_t testbed_state(testbed_cfg_t *cfg_out);
+/* This instance's namespaces that exist, as "a, b" (at most len bytes);
+ * returns how many. With no state they are leftovers of an up that was
+ * killed. */
+int testbed_leftovers(char *names, size_t len);
 /* The address of host i ("10.250.0.<i+1>"). */
 void testbed_host_addr(int host, char *buf, size_t len);
 
@@ -50,5 +79,10 @@ typedef struct testbed_run_opts {
 
 herd_status_t testbed_run(const testbed_run_opts_t *opts, int *failed_rank_out,
                           int *exit_code_out, char *err, size_t errlen);
+
+/* testbed.c, for run.c: hold this instance's lock shared (1) or
+ * exclusively (2) while the state is read; -1 on error (err set). */
+int testbed_lock(int how, char *err, size_t errlen);
+void testbed_unlock(int fd);
 
 #endif
