@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_simwatch.h"
 #include "cli/cmd_ddp.h"
 #include "trace/timeline.h"
 #include "workload/ddp/prog.h"
@@ -157,13 +158,20 @@ int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
         col->next_cb = extra_cb;
         col->next_arg = extra_arg;
     }
+    /* SIGINT ends the run with a partial report (not inside herd sweep,
+     * whose workers the interrupt reaches too) */
+    herd_sim_opts_t opts = sc->sim;
+    if (!ddp_progress_off)
+        cli_simwatch_arm(&opts, 0);
     herd_init_t init = {.backend = "sim",
                         .world_size = job->world,
                         .timeout_s = sc->timeout_s,
-                        .engine_opts = &sc->sim,
+                        .engine_opts = &opts,
                         .timeline_cb = ddp_collect_cb,
                         .timeline_arg = col};
     res->status = herd_run(&init, ddp_prog_main, prog, &res->info);
+    if (!ddp_progress_off)
+        cli_simwatch_done(&opts);
     if (prg.shown && prg.tty) /* clear the progress line */
         fprintf(stderr, "\r%*s\r", 60, "");
     res->prog = prog;

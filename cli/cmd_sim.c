@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/cli_simwatch.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_fsdp.h"
 #include "cli/cmd_sim.h"
@@ -438,19 +439,23 @@ herd_status_t cli_sim_replay(const trace_scenario_t *sc, const trace_t *t,
     rp.errors = calloc((size_t)t->world_size, sizeof(char *));
     if (!rp.errors)
         return HERD_ERR_NO_MEMORY;
+    herd_sim_opts_t opts = sc->sim; /* with progress and SIGINT */
+    cli_simwatch_arm(&opts, 1);
     herd_init_t init = {.backend = "sim",
                         .world_size = t->world_size,
                         .timeout_s = sc->timeout_s,
-                        .engine_opts = &sc->sim,
+                        .engine_opts = &opts,
                         .timeline_cb = trace_timeline_collect,
                         .timeline_arg = tl};
     herd_run_info_t info = {0};
     double t0 = sim_clock();
     herd_status_t st = herd_run(&init, trace_replay_main, &rp, &info);
+    cli_simwatch_done(&opts);
     sim_outcome(st, &info, sim_clock() - t0);
     sim_rank_errors(rp.errors, t->world_size,
                     !info.report ||
-                        (st != HERD_ERR_HANG && st != HERD_ERR_TIMEOUT));
+                        (st != HERD_ERR_HANG && st != HERD_ERR_TIMEOUT &&
+                         st != HERD_ERR_ABORTED));
     free(rp.errors);
     herd_run_info_clear(&info);
     return st;

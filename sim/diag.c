@@ -312,6 +312,39 @@ static void summary_text(FILE *f, const sim_world_t *w, const sim_diag_t *d,
     }
 }
 
+/* A run ended by opts.stop (an interrupt): where it was, not a class. */
+static void interrupted_text(FILE *f, const sim_world_t *w,
+                             const sim_diag_t *d, const sim_inst_t *inst)
+{
+    fprintf(f,
+            "herd sim: interrupted at t=%.9f s (%llu events): a partial "
+            "report\n",
+            d->time_ns / 1e9, (unsigned long long)d->events);
+    if (w->steps_total)
+        fprintf(f,
+                "collective steps: %llu of %llu posted so far done "
+                "(%.1f%%)\n",
+                (unsigned long long)w->steps_done,
+                (unsigned long long)w->steps_total,
+                100.0 * (double)w->steps_done / (double)w->steps_total);
+    if (inst) {
+        const core_coll_args_t *a = &inst->args;
+        fprintf(f,
+                "in progress: %s on group %d, seq %llu (count %llu %s, "
+                "algorithm %s, first posted at t=%.9f s), %d of %d "
+                "members done\n",
+                herd_coll_name(a->coll), inst->group,
+                (unsigned long long)inst->seq, (unsigned long long)a->count,
+                herd_dtype_name(a->dtype), herd_algo_name(inst->algo),
+                inst->t_first / 1e9, inst->ndone, inst->p);
+        fprintf(f, "waiting ranks (%d): ", d->nwaiting);
+        print_ranks(f, d->waiting, d->nwaiting);
+        fprintf(f, "\nnot yet posted (%d): ", d->nmissing);
+        print_ranks(f, d->missing, d->nmissing);
+        fprintf(f, "\n");
+    }
+}
+
 static void ranks_text(FILE *f, const sim_diag_t *d)
 {
     fprintf(f, "ranks:\n");
@@ -371,7 +404,12 @@ herd_status_t sim_diag_build(sim_world_t *w, sim_diag_t *d)
     FILE *f = open_memstream(&d->text, &len);
     if (!f)
         return HERD_ERR_NO_MEMORY;
-    summary_text(f, w, d, inst);
+    if (w->interrupted) {
+        d->cls = SIM_DIAG_NONE; /* not a hang: the run was stopped */
+        interrupted_text(f, w, d, inst);
+    } else {
+        summary_text(f, w, d, inst);
+    }
     ranks_text(f, d);
     fclose(f);
     return HERD_OK;

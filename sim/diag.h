@@ -43,7 +43,10 @@ typedef struct sim_diag_rank {
 } sim_diag_rank_t;
 
 typedef struct sim_diag {
-    herd_status_t status; /* HERD_ERR_HANG or HERD_ERR_TIMEOUT; OK: none */
+    herd_status_t status; /* HERD_ERR_HANG, HERD_ERR_TIMEOUT, or
+                             HERD_ERR_ABORTED when opts.stop ended the
+                             run (an interrupt; cls is then NONE); OK:
+                             none */
     sim_diag_class_t cls;
     uint64_t time_ns;
     uint64_t events;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/sim.h"
 
@@ -232,9 +233,57 @@ static void handle_event(sim_world_t *w, const sim_ev_t *ev)
     }
 }
 
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Every few thousand events: an interrupt asked for
+ * (opts.stop) ends the run; the progress callback is due. Never in the
+ * loop's cost otherwise. */
+static void watch(sim_world_t *w)
+{
+    const herd_sim_opts_t *o = &w->opts;
+    if (o->stop && *o->stop) {
+        w->interrupted = 1;
+        w->end_status = HERD_ERR_ABORTED;
+        return;
+    }
+    if (!o->progress_cb)
+        return;
+    double now = wall_s();
+    if (now < w->wall_next)
+        return;
+    w->wall_next = now + (o->progress_s > 0 ? o->progress_s : 0.5);
+    int done = 0;
+    for (int i = 0; i < w->n; i++)
+        done += w->ranks[i].state == SIM_RANK_EXITED || w->dead[i];
+    herd_sim_progress_t p = {.events = w->events,
+                             .now_ns = w->now,
+                             .steps_done = w->steps_done,
+                             .steps_total = w->steps_total,
+                             .ranks = w->n,
+                             .ranks_done = done,
+                             .wall_s = now - w->wall0};
+    o->progress_cb(&p, o->progress_arg);
+}
+
 static void run_loop(sim_world_t *w)
 {
+    w->wall0 = wall_s();
+    w->wall_next = w->wall0 + (w->opts.progress_s > 0 ? w->opts.progress_s
+                                                      : 0.5);
+    int watched = w->opts.stop || w->opts.progress_cb;
+    uint64_t next_watch = 4096;
     while (w->live > 0 && w->end_status == HERD_OK) {
+        if (watched && w->events >= next_watch) {
+            next_watch = w->events + 4096;
+            watch(w);
+            if (w->end_status != HERD_OK)
+                break;
+        }
         uint64_t tn = sim_net_next_time(w->net);
         uint64_t tq = sim_evq_next_time(&w->q);
         if (tn == UINT64_MAX && w->q.n <= w->timeouts_queued) {

@@ -91,6 +91,7 @@ static void complete(sim_exec_t *x, uint32_t step)
         return;
     const sim_xstep_t *p = &x->xs[step];
     xb_set_state(xw(x, step), XS_DONE);
+    x->w->steps_done++;
     if (p->ndep == 1)
         release(x, p->dep);
     else

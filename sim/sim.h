@@ -240,6 +240,11 @@ struct sim_world {
     int first_failed;
     int first_exit_code;
     sim_diag_t *diag_out; /* where to put the structured diagnosis */
+    /* progress of a long run (opts.progress_cb, opts.stop) */
+    uint64_t steps_done, steps_total; /* schedule steps of the collectives
+                                         posted */
+    double wall0, wall_next; /* CLOCK_MONOTONIC: start, next report */
+    int interrupted;         /* *opts.stop ended the run */
 };
 
 /* sim/engine.c */

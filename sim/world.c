@@ -228,7 +228,8 @@ static herd_status_t run_result(sim_world_t *w, herd_run_info_t *info,
     herd_status_t st = HERD_OK;
     sim_diag_t d;
     memset(&d, 0, sizeof(d));
-    if (w->end_status == HERD_ERR_HANG || w->end_status == HERD_ERR_TIMEOUT) {
+    if (w->end_status == HERD_ERR_HANG || w->end_status == HERD_ERR_TIMEOUT ||
+        w->interrupted) {
         st = w->end_status;
         if (sim_diag_build(w, &d) != HERD_OK)
             st = HERD_ERR_NO_MEMORY;

@@ -7,8 +7,11 @@
  * code before the simulator's speed-ups. A scenario in scenarios/ that the
  * reference does not list fails too, so a new one gets a reference.
  *
- * Regenerating the reference (only from a build of a commit whose
- * predictions are trusted; docs/simulator.md, "Cost and limits"):
+ * A change to the simulator must leave every hash alone. A change that
+ * moves predictions on purpose (a workload model, a network model fix)
+ * regenerates the reference in the same commit and says why. To
+ * regenerate (from a build whose predictions are trusted;
+ * docs/simulator.md, "Cost and limits"):
  *   HERD_IDENTITY_WRITE=tests/data/sim_identity.tsv build/tests/sim_identity
  * run from the source tree with HERD_SOURCE_DIR and HERD_BINARY set as
  * CTest sets them (or from `ctest -R sim_identity` with the variable set). */
@@ -159,7 +162,11 @@ START_TEST(test_identity)
     free(tmp);
     free(ref);
     free(v);
-    ck_assert_msg(nbad == 0, "%zu case(s) changed:%s", nbad, bad);
+    ck_assert_msg(nbad == 0,
+                  "%zu case(s) changed:%s\n(a change that moves predictions "
+                  "on purpose regenerates tests/data/sim_identity.tsv: see "
+                  "tests/sim_identity.c)",
+                  nbad, bad);
 }
 END_TEST
 

@@ -6,6 +6,7 @@
 #ifndef HERD_SIM_H
 #define HERD_SIM_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,22 @@ typedef struct herd_link_override {
     double extra_latency;  /* seconds added */
 } herd_link_override_t;
 
+/* How far a long run is (herd_sim_opts_t.progress_cb). The estimate
+ * covers the collectives posted so far: steps_done of their steps_total
+ * schedule steps are done (a later collective adds to the total). */
+typedef struct herd_sim_progress {
+    uint64_t events;      /* engine events and network callbacks */
+    uint64_t now_ns;      /* simulated time */
+    uint64_t steps_done;  /* schedule steps completed */
+    uint64_t steps_total; /* schedule steps of the collectives posted */
+    int ranks;            /* world size */
+    int ranks_done;       /* ranks that returned or died */
+    double wall_s;        /* since the run started */
+} herd_sim_progress_t;
+
+typedef void (*herd_sim_progress_cb)(const herd_sim_progress_t *p,
+                                     void *arg);
+
 /* A rank that dies: at a virtual time, or when it starts step `at_step`
  * (as counted by herd_mark labels "step"), whichever is set (>= 0). */
 typedef struct herd_fault {
@@ -85,6 +102,14 @@ typedef struct herd_sim_opts {
     int no_rotation;       /* tests: lower every rank's schedule even when
                               they are rotations of one another (the
                               results are the same, set-up is slower) */
+    herd_sim_progress_cb progress_cb; /* called about every progress_s of
+                                         wall time; NULL: never */
+    void *progress_arg;
+    double progress_s;     /* 0: 0.5 s */
+    volatile sig_atomic_t *stop; /* nonzero (e.g. set by a SIGINT handler):
+                              the run ends at its next event with
+                              HERD_ERR_ABORTED and a partial report in
+                              herd_run_info_t.report */
 } herd_sim_opts_t;
 
 void herd_sim_opts_init(herd_sim_opts_t *opts);
