@@ -478,7 +478,7 @@ START_TEST(test_uneven_inputs_diagnosed)
     char diag[8192];
     fsdp_outcome_t o = {r.st, &r.info, r.prog->errors};
     fsdp_report_diagnosis(r.col, &o, diag, sizeof(diag));
-    ck_assert_msg(strstr(diag, "collective #26 on the world disagrees") &&
+    ck_assert_msg(strstr(diag, "collective #39 on the world disagrees") &&
                       strstr(diag, "rank 5: no collective") &&
                       strstr(diag, "rank 5 runs out of data after 1 "
                                    "iterations, the others run 2"),

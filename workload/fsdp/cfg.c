@@ -20,7 +20,7 @@ void fsdp_cfg_init(fsdp_cfg_t *c)
     c->reshard_after_forward = -1;
     c->backward_prefetch = FSDP_BWD_PRE; /* FSDP1's default */
     c->limit_all_gathers = 1;
-    c->comm_streams = 2;
+    c->comm_streams = 1; /* one process group: one NCCL communicator */
     c->param_dtype = c->reduce_dtype = HERD_FLOAT32;
     c->steps = 4;
     c->compute_scale = 1;
@@ -272,7 +272,8 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
         "comm_streams, param_dtype, reduce_dtype, steps, compute_scale, "
         "optim_states, cpu_offload, offload_gbps, cpu_optimizer_scale, "
         "bad_wrap, bad_wrap_ranks, skip_units, "
-        "skip_ranks, skip_steps; see docs/fsdp.md)",
+        "skip_ranks, skip_steps, short_ranks, short_steps; see "
+        "docs/fsdp.md)",
         key);
     return HERD_ERR_PARSE;
 }

@@ -59,7 +59,9 @@ typedef struct fsdp_cfg {
                       run-ahead): forward_prefetch matters then */
     fsdp_bwd_prefetch_t backward_prefetch;
     int limit_all_gathers;
-    int comm_streams; /* 2: all_gather and reduce_scatter streams; 1: one */
+    int comm_streams; /* 1: all_gather and reduce_scatter share the process
+                         group's one communicator (PyTorch's default);
+                         2: reduce_scatter has its own (an opt-in) */
     int have_param_dtype, have_reduce_dtype;
     herd_dtype_t param_dtype, reduce_dtype;
     long steps;

@@ -1,9 +1,11 @@
 /* workload/fsdp/prog.c - the FSDP walker bound to the herd API.
  *
- * Collectives go through DDP's in-order streams (ddp_stream_t): the
- * all_gather stream and the reduce_scatter stream run side by side, each
- * in issue order, as FSDP's two CUDA streams with their NCCL
- * communicators do; compute overlaps both (ddp_streams_compute). A
+ * Collectives go through DDP's in-order streams (ddp_stream_t): by
+ * default one, as a process group's NCCL communicator runs one collective
+ * at a time whichever CUDA stream FSDP issues it from; with
+ * fsdp.comm_streams 2 the reduce_scatters get their own communicator and
+ * stream beside the all_gathers'; compute overlaps both
+ * (ddp_streams_compute). A
  * collective of a group is posted on that group's communicator
  * (herd_new_group, made here in the job's order by every rank). Every op
  * works in place in one engine buffer the size of the largest unsharded
