@@ -556,7 +556,7 @@ END_TEST
 /* The scenario section, --set, and herd fsdp run / sweep end to end. */
 START_TEST(test_cli)
 {
-    char *dir = tu_tmpdir(), path[1024], args[2048], *out = NULL;
+    char *dir = tu_tmpdir(), path[1024], args[8192], *out = NULL;
     snprintf(path, sizeof(path), "%s/f.yaml", dir);
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
@@ -588,6 +588,13 @@ START_TEST(test_cli)
                       strstr(out, "param bfloat16") &&
                       strstr(out, "steady state: step"),
                   "%s", out);
+    free(out);
+    /* the exported trace (hybrid: groups, per-rank lists) replays */
+    snprintf(args, sizeof(args),
+             "fsdp run %s --quiet --trace %s/t.json && %s replay %s/t.json "
+             "--scenario %s -o %s/rp --no-plots",
+             path, dir, tu_herd_binary(), dir, path, dir);
+    ck_assert_int_eq(tu_herd(args, &out), 0);
     free(out);
     snprintf(args, sizeof(args), "%s/r.json", dir);
     char *js = tu_read_file(args);
