@@ -47,12 +47,11 @@ uint32_t sim_pcmap_get(const sim_pcmap_t *m, int peer, int channel)
     if (m->n < 0)
         return (uint32_t)(uintptr_t)sim_htab_get(&m->h,
                                                  conn_key(channel, peer));
-    if ((unsigned)channel >= SIM_SMALL_CH)
-        return 0;
+    unsigned blk = (unsigned)channel / SIM_SMALL_CH;
     for (int i = 0; i < m->n; i++)
-        if (m->peer[i] == peer)
-            return m->v[i][channel];
-    return 0;
+        if (m->peer[i] == peer && m->blk[i] == blk)
+            return m->v[i][(unsigned)channel % SIM_SMALL_CH];
+    return 0; /* blk beyond 16 bits was never put: the table spilled */
 }
 
 static herd_status_t pcmap_spill(sim_pcmap_t *m)
@@ -60,7 +59,8 @@ static herd_status_t pcmap_spill(sim_pcmap_t *m)
     for (int i = 0; i < m->n; i++)
         for (int c = 0; c < SIM_SMALL_CH; c++)
             if (m->v[i][c] &&
-                sim_htab_put(&m->h, conn_key(c, m->peer[i]),
+                sim_htab_put(&m->h,
+                             conn_key(m->blk[i] * SIM_SMALL_CH + c, m->peer[i]),
                              (void *)(uintptr_t)m->v[i][c]) != HERD_OK)
                 return HERD_ERR_NO_MEMORY;
     m->n = -1;
@@ -70,14 +70,17 @@ static herd_status_t pcmap_spill(sim_pcmap_t *m)
 static herd_status_t pcmap_put(sim_pcmap_t *m, int peer, int channel,
                                uint32_t v)
 {
-    if (m->n >= 0 && (unsigned)channel < SIM_SMALL_CH) {
+    unsigned blk = (unsigned)channel / SIM_SMALL_CH;
+    if (m->n >= 0 && blk <= UINT16_MAX && v <= UINT16_MAX) {
         int i = 0;
-        while (i < m->n && m->peer[i] != peer)
+        while (i < m->n && !(m->peer[i] == peer && m->blk[i] == blk))
             i++;
-        if (i < m->n || m->n < SIM_SMALL_PEERS) {
-            if (i == m->n)
-                m->peer[m->n++] = peer;
-            m->v[i][channel] = v;
+        if (i < m->n || m->n < SIM_SMALL_KEYS) {
+            if (i == m->n) {
+                m->peer[m->n] = peer;
+                m->blk[m->n++] = (uint16_t)blk;
+            }
+            m->v[i][(unsigned)channel % SIM_SMALL_CH] = (uint16_t)v;
             return HERD_OK;
         }
     }

@@ -73,15 +73,20 @@ typedef struct sim_xconn {
     uint32_t rk;    /* receives: messages that came in order */
 } sim_xconn_t;
 
-#define SIM_SMALL_PEERS 4
+#define SIM_SMALL_KEYS 8
 #define SIM_SMALL_CH 64
 
 /* (peer, channel) -> nonzero uint32: a direct table for the few peers
- * most schedules talk to, a hash map beyond them. */
+ * most schedules talk to, a hash map beyond them. An entry of the table
+ * is a peer and a block of 64 channels (16-bit values: the table is as
+ * small as 4 peers' 32-bit rows were): the NCCL model's trees receive from
+ * up to 8 peers on channels c and c + 64 (sim/nccl_lower.c), which sent
+ * every tree member to the hash map. */
 typedef struct sim_pcmap {
-    int n; /* peers in the table; -1: every entry is in h */
-    int32_t peer[SIM_SMALL_PEERS];
-    uint32_t v[SIM_SMALL_PEERS][SIM_SMALL_CH];
+    int n; /* entries in the table; -1: every value is in h */
+    int32_t peer[SIM_SMALL_KEYS];
+    uint16_t blk[SIM_SMALL_KEYS]; /* channel / SIM_SMALL_CH */
+    uint16_t v[SIM_SMALL_KEYS][SIM_SMALL_CH];
     sim_htab_t h;
 } sim_pcmap_t;
 
