@@ -54,7 +54,9 @@ struct mpi_req {
     core_run_t run;        /* schedule */
     MPI_Request *areq;     /* schedule: requests in flight, compact */
     uint32_t *astep, nact; /* ... and their steps */
-    herd_algo_t algo;      /* as recorded */
+    int *aidx;             /* MPI_Testsome's output, nsteps each */
+    MPI_Status *asts;
+    herd_algo_t algo; /* as recorded */
     uint64_t t_post, t_end;
     int done, linked;
     herd_status_t status;

@@ -73,12 +73,10 @@ herd_status_t mpi_sched_post(mpi_req_t *q, herd_algo_t algo)
     uint32_t n = q->run.sched.nsteps ? q->run.sched.nsteps : 1;
     q->areq = malloc(n * sizeof(*q->areq));
     q->astep = malloc(n * sizeof(*q->astep));
-    if (!q->areq || !q->astep) {
-        free(q->areq);
-        free(q->astep);
-        q->areq = NULL;
-        q->astep = NULL;
-        core_run_fini(&q->run);
+    q->aidx = malloc(n * sizeof(*q->aidx));
+    q->asts = malloc(n * sizeof(*q->asts));
+    if (!q->areq || !q->astep || !q->aidx || !q->asts) {
+        mpi_sched_free(q);
         return core_comm_error(c, HERD_ERR_NO_MEMORY,
                                "%s: out of memory for its schedule",
                                herd_coll_name(q->args.coll));
@@ -116,17 +114,12 @@ herd_status_t mpi_sched_progress(mpi_req_t *q)
 {
     if (q->done || !q->nact)
         return q->status;
-    int *idx = malloc(q->nact * sizeof(int));
-    MPI_Status *sts = malloc(q->nact * sizeof(MPI_Status));
+    int *idx = q->aidx;
+    MPI_Status *sts = q->asts;
     uint32_t n0 = q->nact;
     int outn = 0;
     char msg[CORE_ERROR_MAX] = "";
     herd_status_t st = HERD_OK;
-    if (!idx || !sts) {
-        st = HERD_ERR_NO_MEMORY;
-        snprintf(msg, sizeof(msg), "out of memory testing requests");
-        goto out;
-    }
     int rc = MPI_Testsome((int)n0, q->areq, &outn, idx, sts);
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
         st = mpi_fail(&q->c->base, rc, herd_coll_name(q->args.coll));
@@ -161,8 +154,6 @@ herd_status_t mpi_sched_progress(mpi_req_t *q)
         }
     q->nact = k;
 out:
-    free(idx);
-    free(sts);
     if (st != HERD_OK)
         mpi_req_finish(q, st, msg);
     else if (q->run.finished)
@@ -213,7 +204,11 @@ void mpi_sched_free(mpi_req_t *q)
         core_run_fini(&q->run);
     free(q->areq);
     free(q->astep);
+    free(q->aidx);
+    free(q->asts);
     q->areq = NULL;
     q->astep = NULL;
+    q->aidx = NULL;
+    q->asts = NULL;
     q->nact = 0;
 }
