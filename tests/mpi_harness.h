@@ -7,7 +7,8 @@
  * "job J rank R ok" (or what went wrong) and exits 0 (or not). So each
  * job is a fresh MPI job (MPI starts once per process), the suite needs
  * no MPI headers, and a hung or killed job cannot take the suite down.
- * Skipped (77) when the mpi engine is not built or mpirun is missing. */
+ * Skipped (77) when the mpi engine is not built or mpirun cannot start
+ * a job. */
 #ifndef HERD_TESTS_MPI_HARNESS_H
 #define HERD_TESTS_MPI_HARNESS_H
 
@@ -144,14 +145,17 @@ static inline int mh_main(int argc, char **argv, const mh_job_t *jobs,
         fprintf(stderr, "the mpi engine is not built: skipped\n");
         return 77;
     }
-    char *out = NULL, cmd[1200];
-    snprintf(cmd, sizeof(cmd), "%s --version >/dev/null 2>&1", mh_mpiexec());
-    int rc = tu_run(cmd, &out);
-    free(out);
+    /* mpirun must be able to start a process here at all (a machine
+     * without one, or whose runtime cannot start, skips) */
+    char *out = NULL;
+    int rc = mh_mpirun(1, NULL, "true", &out);
     if (rc != 0) {
-        fprintf(stderr, "%s not found: skipped\n", mh_mpiexec());
+        fprintf(stderr, "%s cannot start a job here: skipped\n%s", mh_mpiexec(),
+                out ? out : "");
+        free(out);
         return 77;
     }
+    free(out);
     return tu_run_suite(make());
 }
 
