@@ -3,7 +3,8 @@
   table.py measured OUT > measured.tsv
       per (torch, link rate, bucket_cap_mb): the median over the timed steps
       of the step time averaged over ranks (herd's "step time": mean over
-      ranks), with each rank's median, from OUT/<rate>/*.steps.json.
+      ranks), with each rank's median, from OUT/<rate>/*.steps.json; the
+      steps of every round (one run each) are pooled.
   table.py compare MEASURED.tsv RATE SWEEP.tsv
       herd's predicted step time (herd sweep's sweep.tsv) against the
       measured median, error in %, and the best bucket size of each.
@@ -24,19 +25,24 @@ def measured(out):
         rate = os.path.basename(os.path.dirname(path))
         with open(path) as f:
             d = json.load(f)
-        rows.setdefault((d["torch"], rate, d["bucket_cap_mb"]), []).append(d)
-    for (ver, rate, cap), ds in sorted(rows.items(),
-                                       key=lambda kv: (kv[0][0], kv[0][1],
-                                                       kv[0][2])):
-        ds.sort(key=lambda d: d["rank"])
-        n = min(len(d["step_s"]) for d in ds)
-        mean = [sum(d["step_s"][i] for d in ds) / len(ds) for i in range(n)]
+        run = os.path.basename(path).rsplit("_rank", 1)[0]
+        key = (d["torch"], rate, d["bucket_cap_mb"])
+        rows.setdefault(key, {}).setdefault(run, []).append(d)
+    for (ver, rate, cap), runs in sorted(rows.items()):
+        mean, per_rank = [], {}
+        for ds in runs.values():
+            n = min(len(d["step_s"]) for d in ds)
+            mean += [sum(d["step_s"][i] for d in ds) / len(ds)
+                     for i in range(n)]
+            for d in ds:
+                per_rank.setdefault(d["rank"], []).extend(d["step_s"])
+        d0 = next(iter(runs.values()))[0]
         print("%s\t%s\t%g\t%.1f\t%s\t%.1f\t%.1f\t%d\t%d\t%d\t%d" % (
             ver, rate, cap, statistics.median(mean) * 1e3,
-            ",".join("%.1f" % (statistics.median(d["step_s"]) * 1e3)
-                     for d in ds),
-            min(mean) * 1e3, max(mean) * 1e3, n, ds[0]["grad_bytes"],
-            ds[0]["batch"], ds[0]["threads"]))
+            ",".join("%.1f" % (statistics.median(per_rank[r]) * 1e3)
+                     for r in sorted(per_rank)),
+            min(mean) * 1e3, max(mean) * 1e3, len(mean), d0["grad_bytes"],
+            d0["batch"], d0["threads"]))
 
 
 def _read_tsv(path):
