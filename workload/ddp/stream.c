@@ -94,6 +94,12 @@ static herd_status_t post(ddp_stream_t *s, size_t i)
     else if (st == HERD_OK && op->coll == HERD_COLL_REDUCE_SCATTER)
         st = herd_reduce_scatter(comm, s->buf, s->buf, op->count, op->dtype,
                                  HERD_SUM, &sl->req);
+    else if (st == HERD_OK && op->coll == HERD_COLL_SEND)
+        st = herd_send(comm, s->buf, op->count, op->dtype, op->root, 0,
+                       &sl->req);
+    else if (st == HERD_OK && op->coll == HERD_COLL_RECV)
+        st = herd_recv(comm, s->buf, op->count, op->dtype, op->root, 0,
+                       &sl->req);
     else if (st == HERD_OK)
         st = herd_barrier(comm, &sl->req);
     herd_comm_set_label(comm, NULL);

@@ -19,8 +19,9 @@
 typedef struct ddp_stream ddp_stream_t;
 
 typedef struct ddp_stream_op {
-    herd_coll_t coll; /* all_reduce (SUM), broadcast, barrier, all_gather
-                         or reduce_scatter (SUM) */
+    herd_coll_t coll; /* all_reduce (SUM), broadcast, barrier, all_gather,
+                         reduce_scatter (SUM), or send / recv (tag 0) to
+                         or from `root`: a pipeline's p2p */
     uint64_t count;   /* all_gather: sent, reduce_scatter: received */
     herd_dtype_t dtype;
     int root;
