@@ -36,6 +36,7 @@ int cli_launch_main(int argc, char **argv);
 int cli_diagnose_main(int argc, char **argv);
 int cli_ddp_main(int argc, char **argv);
 int cli_fsdp_main(int argc, char **argv);
+int cli_parallel_main(int argc, char **argv);
 int cli_sweep_main(int argc, char **argv);
 int cli_testbed_main(int argc, char **argv);
 int cli_calibrate_main(int argc, char **argv);

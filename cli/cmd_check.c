@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_fsdp.h"
+#include "cli/cmd_parallel.h"
 #include "trace/scenario.h"
 #include "trace/timeline.h"
 #include "trace/trace.h"
@@ -79,6 +80,10 @@ static int check_scenario(const char *path)
         fsdp_job_t *job = NULL;
         rc = cli_fsdp_make_job("check", sc, &job);
         fsdp_job_destroy(job);
+    } else if (sc->wl_kind == TRACE_WL_PARALLEL) {
+        par_job_t *job = NULL;
+        rc = cli_parallel_make_job("check", sc, &job);
+        par_job_destroy(job);
     }
     if (!rc)
         printf("%s: ok (scenario, %d ranks; name %s)\n", path,

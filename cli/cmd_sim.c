@@ -11,6 +11,7 @@
 #include "cli/cli_simwatch.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_fsdp.h"
+#include "cli/cmd_parallel.h"
 #include "cli/cmd_sim.h"
 #include "core/sched.h"
 #include "trace/plot.h"
@@ -380,7 +381,8 @@ static int sim_workload(trace_scenario_t *sc, trace_t **out)
 
 static void sim_header(const trace_scenario_t *sc)
 {
-    static const char *kinds[] = {"none", "trace", "sweep", "ddp", "fsdp"};
+    static const char *kinds[] = {"none", "trace", "sweep",
+                                  "ddp",  "fsdp",  "parallel"};
     const herd_cluster_t *c = &sc->sim.cluster;
     printf("scenario %s: %d ranks (%d nodes x %d GPUs), workload %s",
            sc->name ? sc->name : sc->path, trace_scenario_world_size(sc),
@@ -530,8 +532,30 @@ static int sim_fsdp(const trace_scenario_t *sc, trace_timeline_t *tl)
     return rc;
 }
 
+/* workload.parallel: the same for a 3D-parallel job (cmd_parallel.c). */
+static int sim_parallel(const trace_scenario_t *sc, trace_timeline_t *tl)
+{
+    par_job_t *job = NULL;
+    if (cli_parallel_make_job("sim", sc, &job))
+        return 2;
+    cli_parallel_result_t res;
+    double t0 = sim_clock();
+    int rc = cli_parallel_simulate(sc, job, trace_timeline_collect, tl, &res);
+    if (!rc) {
+        sim_outcome(res.status, &res.info, sim_clock() - t0);
+        par_outcome_t o = {res.status, &res.info, res.prog->errors};
+        par_report_text(res.col, &o, stdout);
+        rc = res.status != HERD_OK || res.diagnosis[0] ? 1 : 0;
+        cli_parallel_result_fini(&res);
+    }
+    par_job_destroy(job);
+    return rc;
+}
+
 static int sim_run(trace_scenario_t *sc, trace_timeline_t *tl)
 {
+    if (sc->wl_kind == TRACE_WL_PARALLEL)
+        return sim_parallel(sc, tl);
     if (sc->wl_kind == TRACE_WL_DDP)
         return sim_ddp(sc, tl);
     if (sc->wl_kind == TRACE_WL_FSDP)

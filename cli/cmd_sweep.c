@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_fsdp.h"
+#include "cli/cmd_parallel.h"
 #include "cli/cmd_sim.h"
 #include "cli/cmd_sweep.h"
 #include "trace/replay.h"
@@ -235,6 +236,36 @@ static int run_fsdp_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
     return rc;
 }
 
+/* A 3D-parallel scenario: the idle time (bubble and exposed
+ * communication) as the exposed column, the memory per rank in place of
+ * buckets; a layout over parallel.gpu_mem is marked, never the best. */
+static int run_parallel_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
+{
+    par_job_t *job = NULL;
+    cli_parallel_result_t res;
+    if (cli_parallel_make_job("sweep", sc, &job))
+        return 2;
+    int rc = cli_parallel_simulate(sc, job, NULL, NULL, &res);
+    if (!rc) {
+        const par_summary_t *s = &res.summary;
+        double comm = 0;
+        for (int k = 0; k < PAR_NCAT; k++)
+            comm += s->comm_s[k];
+        row->ddp = 3;
+        row->status = res.status;
+        row->step_s = s->step_s;
+        row->exposed_s = s->idle_s;
+        row->comm_s = comm;
+        row->overlap = comm > 0 && s->idle_s < comm ? 1 - s->idle_s / comm : 0;
+        row->buckets = job->pp;
+        row->mem_gib = (double)s->mem.total / 1073741824.0;
+        row->nofit = !s->fits;
+        cli_parallel_result_fini(&res);
+    }
+    par_job_destroy(job);
+    return rc;
+}
+
 /* The --set list of combination c: the fixed sets, then key=value for
  * each axis (written into buf). Shared by planning and running so both
  * load exactly the same scenario. Returns the number of sets. */
@@ -264,7 +295,9 @@ static void run_one(const cli_sweep_args_t *a, int c, cli_sweep_row_t *row)
     if (!row->rc)
         row->rc = sc->wl_kind == TRACE_WL_DDP    ? run_ddp_workload(sc, row)
                   : sc->wl_kind == TRACE_WL_FSDP ? run_fsdp_workload(sc, row)
-                                                 : run_trace_workload(sc, row);
+                  : sc->wl_kind == TRACE_WL_PARALLEL
+                      ? run_parallel_workload(sc, row)
+                      : run_trace_workload(sc, row);
     trace_scenario_destroy(sc);
     row->wall_s = now_s() - t0;
     row->done = 1;

@@ -33,10 +33,13 @@ typedef struct cli_sweep_args {
 
 /* One run's numbers, passed back from a worker through a pipe. */
 typedef struct cli_sweep_row {
-    int done, rc, ddp; /* ddp: 1 DDP, 2 FSDP (buckets holds its units) */
+    int done, rc, ddp; /* ddp: 1 DDP, 2 FSDP (buckets holds its units),
+                          3 parallel (mem_gib: memory per rank) */
     herd_status_t status;
     double step_s, exposed_s, comm_s, overlap, wall_s;
     long buckets;
+    double mem_gib;
+    int nofit; /* over its memory limit: marked, never the best */
 } cli_sweep_row_t;
 
 /* Combinations of the swept values (the cross product). */

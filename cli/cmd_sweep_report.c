@@ -18,7 +18,7 @@
 
 static int row_ok(const cli_sweep_row_t *r)
 {
-    return r->done && r->rc == 0 && r->status == HERD_OK;
+    return r->done && r->rc == 0 && r->status == HERD_OK && !r->nofit;
 }
 
 static int best_row(const cli_sweep_row_t *rows, int n)
@@ -55,7 +55,10 @@ static void print_table(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
     for (int ax = 0; ax < a->naxes; ax++)
         printf("%16s", short_key(a->axes[ax].key));
     if (ddp)
-        printf(" %8s %10s %11s %10s %8s", ddp == 2 ? "units" : "buckets",
+        printf(" %8s %10s %11s %10s %8s",
+               ddp == 3   ? "mem_GiB"
+               : ddp == 2 ? "units"
+                          : "buckets",
                "step_ms", "exposed_ms", "comm_ms", "overlap");
     else
         printf(" %12s", "time_ms");
@@ -65,8 +68,12 @@ static void print_table(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
         printf("%c ", c == best ? '*' : within(a, rows, best, c) ? '=' : ' ');
         for (int ax = 0; ax < a->naxes; ax++)
             printf("%16s", a->axes[ax].vals[cli_sweep_value_of(a, c, ax)]);
+        if (ddp == 3)
+            printf(" %8.1f", r->mem_gib);
+        else if (ddp)
+            printf(" %8ld", r->buckets);
         if (ddp)
-            printf(" %8ld %10.3f %11.3f %10.3f %7.1f%%", r->buckets,
+            printf(" %10.3f %11.3f %10.3f %7.1f%%",
                    r->step_s * 1e3, r->exposed_s * 1e3, r->comm_s * 1e3,
                    r->overlap * 100);
         else
@@ -81,6 +88,7 @@ static void print_table(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
         printf("  %s%s\n",
                r->rc       ? "bad input"
                : r->status ? herd_status_string(r->status)
+               : r->nofit  ? "does not fit gpu_mem"
                            : "ok",
                c == current ? " (the scenario's value)" : "");
     }

@@ -17,6 +17,7 @@ static const cli_cmd_t commands[] = {
     {"diagnose", cli_diagnose_main, "analyse flight-record dumps"},
     {"ddp", cli_ddp_main, "DDP model tools (buckets)"},
     {"fsdp", cli_fsdp_main, "FSDP model: step time, memory, hangs"},
+    {"parallel", cli_parallel_main, "tensor/pipeline/ZeRO parallel model"},
     {"sweep", cli_sweep_main, "sweep scenario parameters"},
     {"testbed", cli_testbed_main, "emulated cluster in network namespaces"},
     {"calibrate", cli_calibrate_main, "measure and fit link parameters"},

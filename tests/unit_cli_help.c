@@ -18,6 +18,7 @@
 static const char *const nested[][5] = {
     {"ddp", "buckets", "sampler", "run", "report"},
     {"fsdp", "run", "units", "strategies", NULL},
+    {"parallel", "run", "layout", NULL, NULL},
     {"testbed", "up", "down", "run", "status"},
     {"trace", "rescale", NULL, NULL, NULL},
 };

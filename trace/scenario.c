@@ -178,6 +178,13 @@ herd_status_t scn_fsdp_put(trace_scenario_t *sc, const char *key,
     return scn_kv_put(&sc->fsdp, &sc->nfsdp, key, value, line, col, flow);
 }
 
+herd_status_t scn_parallel_put(trace_scenario_t *sc, const char *key,
+                               const char *value, int line, int col, int flow)
+{
+    return scn_kv_put(&sc->parallel, &sc->nparallel, key, value, line, col,
+                      flow);
+}
+
 /* The text of a DDP (or FSDP) value: a scalar as written, else one-line
  * flow YAML. */
 static herd_status_t scn_ddp_value(scn_ctx_t *c, const char *key,
@@ -187,8 +194,12 @@ static herd_status_t scn_ddp_value(scn_ctx_t *c, const char *key,
     int line = 0, col = 0;
     herd_status_t (*put)(trace_scenario_t *, const char *, const char *, int,
                          int, int) =
-        kind == TRACE_WL_FSDP ? scn_fsdp_put : scn_ddp_put;
-    const char *sec = kind == TRACE_WL_FSDP ? "fsdp" : "ddp";
+        kind == TRACE_WL_FSDP       ? scn_fsdp_put
+        : kind == TRACE_WL_PARALLEL ? scn_parallel_put
+                                    : scn_ddp_put;
+    const char *sec = kind == TRACE_WL_FSDP       ? "fsdp"
+                      : kind == TRACE_WL_PARALLEL ? "parallel"
+                                                  : "ddp";
     /* an empty {} or [] has no scalar to point at: use its key's place,
      * so the model's message still names the file, not --set */
     if (!scn_node_mark(v, &line, &col, 0))
@@ -250,15 +261,28 @@ herd_status_t scn_f_fsdp(scn_ctx_t *c, struct fy_node *n, void *base,
     return scn_kv_section(c, n, TRACE_WL_FSDP);
 }
 
+herd_status_t scn_f_parallel(scn_ctx_t *c, struct fy_node *n, void *base,
+                             const scn_field_t *f)
+{
+    (void)base;
+    (void)f;
+    if (!n || !fy_node_is_mapping(n))
+        return scn_error(c, n,
+                         "expected a mapping of parallel settings, e.g. "
+                         "{model: gpt_7b, tp: 8, pp: 4, dp: 16}");
+    return scn_kv_section(c, n, TRACE_WL_PARALLEL);
+}
+
 herd_status_t scn_workload_kind(scn_ctx_t *c, struct fy_node *n,
                                 trace_wl_kind_t kind)
 {
-    static const char *names[] = {"none", "trace", "sweep", "ddp", "fsdp"};
+    static const char *names[] = {"none", "trace", "sweep",
+                                  "ddp",  "fsdp",  "parallel"};
     trace_wl_kind_t old = c->sc->wl_kind;
     if (!c->from_set && old != TRACE_WL_NONE && old != kind)
         return scn_error(c, n,
                          "the workload is already a %s; expected one "
-                         "of trace, sweep, ddp or fsdp",
+                         "of trace, sweep, ddp, fsdp or parallel",
                          names[old]);
     c->sc->wl_kind = kind;
     return HERD_OK;
@@ -310,6 +334,11 @@ void trace_scenario_destroy(trace_scenario_t *sc)
         free(sc->fsdp[i].value);
     }
     free(sc->fsdp);
+    for (size_t i = 0; i < sc->nparallel; i++) {
+        free(sc->parallel[i].key);
+        free(sc->parallel[i].value);
+    }
+    free(sc->parallel);
     free(sc->trace_path);
     free(sc->faults);
     free(sc->link_ovr);
@@ -494,6 +523,17 @@ herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
         sc->wl_kind = TRACE_WL_FSDP;
         return scn_fsdp_put(sc, k, value, 0, 0,
                             value[0] == '[' || value[0] == '{');
+    }
+    if (!strncmp(key, "parallel.", 9) ||
+        !strncmp(key, "workload.parallel.", 18)) {
+        const char *k = key + (key[0] == 'p' ? 9 : 18);
+        if (!*k) {
+            snprintf(err, errlen, "--set %s: missing the parallel key", key);
+            return HERD_ERR_PARSE;
+        }
+        sc->wl_kind = TRACE_WL_PARALLEL;
+        return scn_parallel_put(sc, k, value, 0, 0,
+                                value[0] == '[' || value[0] == '{');
     }
     char name[SCN_PATH_MAX + 8];
     snprintf(name, sizeof(name), "--set %s", key);

@@ -21,7 +21,9 @@ typedef enum trace_wl_kind {
     TRACE_WL_TRACE, /* replay a trace file */
     TRACE_WL_SWEEP, /* a collective over a range of message sizes */
     TRACE_WL_DDP,   /* a DDP training model (see ddp/) */
-    TRACE_WL_FSDP   /* an FSDP training model (see workload/fsdp/) */
+    TRACE_WL_FSDP,  /* an FSDP training model (see workload/fsdp/) */
+    TRACE_WL_PARALLEL /* tensor/pipeline/data (ZeRO) parallel job
+                         (see workload/parallel/) */
 } trace_wl_kind_t;
 
 /* A message-size sweep: sizes min, min*factor, ... up to max bytes. */
@@ -69,6 +71,8 @@ typedef struct trace_scenario {
     size_t nddp;
     trace_kv_t *fsdp; /* the `workload: fsdp:` section, like ddp */
     size_t nfsdp;
+    trace_kv_t *parallel; /* the `workload: parallel:` section, like ddp */
+    size_t nparallel;
     int steps; /* workload.steps: repeat the trace (0: once) */
 } trace_scenario_t;
 
@@ -88,7 +92,8 @@ herd_status_t trace_scenario_load_string(const char *text, const char *name,
 /* Override one setting, as `--set key=value` does: key is the dotted path
  * of the YAML key ("cluster.nodes", "cluster.inter.bandwidth",
  * "workload.sweep.max", "ddp.bucket_cap_mb" for "workload.ddp.*",
- * "fsdp.strategy" for "workload.fsdp.*"), value
+ * "fsdp.strategy" for "workload.fsdp.*", "parallel.tp" for
+ * "workload.parallel.*"), value
  * is YAML ("32", "25MiB", "[ring, tree]"). The value is checked exactly
  * as in a file. */
 herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,

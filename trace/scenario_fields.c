@@ -510,6 +510,7 @@ static const scn_field_t scn_workload_fields[] = {
     {"sweep", scn_f_wl_sweep, SC(sweep), scn_sweep_fields, 0, 0, 0, 0, NULL},
     {"ddp", scn_f_ddp, 0, NOARG},
     {"fsdp", scn_f_fsdp, 0, NOARG},
+    {"parallel", scn_f_parallel, 0, NOARG},
     {"steps", scn_f_int, SC(steps), NUM(0, 1000000)},
     {NULL, NULL, 0, NOARG}};
 

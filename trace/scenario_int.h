@@ -77,6 +77,13 @@ herd_status_t scn_f_ddp(scn_ctx_t *c, struct fy_node *n, void *base,
 /* Field parser of the uninterpreted FSDP section. */
 herd_status_t scn_f_fsdp(scn_ctx_t *c, struct fy_node *n, void *base,
                          const scn_field_t *f);
+/* Field parser of the uninterpreted 3D-parallel section. */
+herd_status_t scn_f_parallel(scn_ctx_t *c, struct fy_node *n, void *base,
+                             const scn_field_t *f);
+/* Set one parallel key (replacing an earlier value). */
+herd_status_t scn_parallel_put(trace_scenario_t *sc, const char *key,
+                               const char *value, int line, int col,
+                               int flow);
 /* Set one FSDP key (replacing an earlier value). */
 herd_status_t scn_fsdp_put(trace_scenario_t *sc, const char *key,
                            const char *value, int line, int col, int flow);

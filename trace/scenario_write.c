@@ -156,6 +156,8 @@ static void sw_workload(const trace_scenario_t *sc, FILE *f)
         sw_kv_section("ddp", sc->ddp, sc->nddp, f);
     if (sc->wl_kind == TRACE_WL_FSDP)
         sw_kv_section("fsdp", sc->fsdp, sc->nfsdp, f);
+    if (sc->wl_kind == TRACE_WL_PARALLEL)
+        sw_kv_section("parallel", sc->parallel, sc->nparallel, f);
     if (sc->steps)
         fprintf(f, "  steps: %d\n", sc->steps);
 }

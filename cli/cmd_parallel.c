@@ -1,0 +1,306 @@
+/* cli/cmd_parallel.c - `herd parallel`: simulate a 3D-parallel training
+ * step (Megatron tensor and pipeline parallelism, data parallelism or
+ * DeepSpeed ZeRO across replicas) from a scenario and print the step,
+ * the idle time against the pipeline bubble, the communication by kind
+ * and the memory per rank; `herd parallel layout` shows the rank groups
+ * and stages without simulating. The runner is shared with `herd sweep`
+ * and `herd sim` (cli_parallel_simulate). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cmd_ddp.h"
+#include "cli/cmd_parallel.h"
+#include "trace/timeline.h"
+
+static const char usage[] =
+    "usage: herd parallel run [SCENARIO] [--set KEY=VALUE]... [--gpu-mem GIB]\n"
+    "         [--json FILE] [--timeline FILE.json|FILE.tsv] [--trace FILE]\n"
+    "         [--quiet]\n"
+    "       herd parallel layout [SCENARIO] [--set KEY=VALUE]... [--gpu-mem "
+    "GIB]\n"
+    "run: simulates the job of SCENARIO's `workload: parallel:` section (or\n"
+    "the defaults: gpt2_small, tp 1, pp 1, dp over one node of 8 GPUs, 1F1B\n"
+    "with 8 micro-batches) and prints the step time, the idle time (pipeline\n"
+    "bubble and exposed communication) next to the schedule's bubble\n"
+    "(P-1)/(M+P-1), the communication per kind (tp, pp, dp, zero3), rank 0's\n"
+    "collectives per step, and the memory per rank (parameters, gradients,\n"
+    "optimizer state with ZeRO's sharding, activations of the micro-batches\n"
+    "in flight). Ranks are laid out as Megatron does, tp fastest, then dp,\n"
+    "then pp: rank = pp_idx*(dp*tp) + dp_idx*tp + tp_idx.\n"
+    "--set takes any scenario key (parallel.tp=4, parallel.schedule=gpipe,\n"
+    "parallel.zero_stage=2, cluster.nodes=4, ...); --gpu-mem GIB is\n"
+    "parallel.gpu_mem: a layout over it is marked (and never recommended\n"
+    "by herd sweep); --trace writes the job as a herd trace for `herd\n"
+    "replay`. layout: the groups of rank 0, the layers per stage and the\n"
+    "memory, without simulating.\n"
+    "Exit: 0 ok, 1 hang/error or does not fit --gpu-mem, 2 input.\n"
+    "Options: docs/parallel.md.\n";
+
+int cli_parallel_make_job(const char *cmd, const trace_scenario_t *sc,
+                          par_job_t **out)
+{
+    par_cfg_t cfg;
+    char err[1024], why[768], dir[1024];
+    par_cfg_init(&cfg);
+    for (size_t i = 0; i < sc->nparallel; i++) {
+        const trace_kv_t *kv = &sc->parallel[i];
+        if (par_cfg_set(&cfg, kv->key, kv->value, why, sizeof(why)) == HERD_OK)
+            continue;
+        if (kv->line > 0)
+            fprintf(stderr, "herd %s: %s:%d:%d: %s\n", cmd, sc->path, kv->line,
+                    kv->column, why);
+        else
+            fprintf(stderr, "herd %s: --set %s\n", cmd, why);
+        return 2;
+    }
+    cli_ddp_resolve_model(sc, cfg.model, sizeof(cfg.model));
+    herd_status_t st =
+        par_job_create(&cfg, cli_ddp_models_dir(dir, sizeof(dir)),
+                       trace_scenario_world_size(sc),
+                       sc->sim.cluster.gpus_per_node, out, err, sizeof(err));
+    if (st != HERD_OK) {
+        fprintf(stderr, "herd %s: %s\n", cmd, err);
+        return 2;
+    }
+    static int warned;
+    if (!ddp_model_has_compute(&(*out)->model) && !warned++)
+        fprintf(stderr,
+                "herd %s: WARNING: model '%s' has no compute: step times are "
+                "communication alone (docs/ddp.md, model files)\n",
+                cmd, (*out)->model.name ? (*out)->model.name : "?");
+    return 0;
+}
+
+int cli_parallel_simulate(const trace_scenario_t *sc, const par_job_t *job,
+                          herd_timeline_cb extra_cb, void *extra_arg,
+                          cli_parallel_result_t *res)
+{
+    par_prog_t *prog = NULL;
+    par_collect_t *col = NULL;
+    memset(res, 0, sizeof(*res));
+    if (par_prog_create(job, &prog) || par_collect_create(job, &col)) {
+        par_prog_destroy(prog);
+        return 2;
+    }
+    for (int c = 0; c < HERD_COLL_COUNT; c++)
+        prog->algo[c] = sc->algo[c];
+    prog->channels = sc->channels;
+    prog->chunk_bytes = sc->chunk_bytes;
+    col->next_cb = extra_cb;
+    col->next_arg = extra_arg;
+    herd_init_t init = {.backend = "sim",
+                        .world_size = job->world,
+                        .timeout_s = sc->timeout_s,
+                        .engine_opts = &sc->sim,
+                        .timeline_cb = par_collect_cb,
+                        .timeline_arg = col};
+    res->status = herd_run(&init, par_prog_main, prog, &res->info);
+    res->prog = prog;
+    res->col = col;
+    par_collect_summary(col, &res->summary);
+    par_outcome_t o = {res->status, &res->info, prog->errors};
+    par_report_diagnosis(col, &o, res->diagnosis, sizeof(res->diagnosis));
+    return 0;
+}
+
+void cli_parallel_result_fini(cli_parallel_result_t *res)
+{
+    par_collect_destroy(res->col);
+    par_prog_destroy(res->prog);
+    herd_run_info_clear(&res->info);
+    memset(res, 0, sizeof(*res));
+}
+
+typedef struct run_args {
+    const char *scenario, *json, *timeline, *trace;
+    char *sets[65];
+    char gpu_mem[64];
+    int nsets, quiet;
+} run_args_t;
+
+static int parse_args(const char *cmd, int argc, char **argv, run_args_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--quiet"))
+            a->quiet = 1;
+        else if (s[0] == '-' && i + 1 >= argc)
+            return cli_usage_error(cmd, "option '%s' needs a value", s);
+        else if (!strcmp(s, "--set") && a->nsets < 64)
+            a->sets[a->nsets++] = argv[++i];
+        else if (!strcmp(s, "--set"))
+            return cli_usage_error(cmd, "at most 64 --set options");
+        else if (!strcmp(s, "--gpu-mem")) {
+            char *end;
+            const char *v = argv[++i];
+            double g = strtod(v, &end);
+            if (end == v || *end || !(g > 0))
+                return cli_usage_error(cmd, "--gpu-mem '%s': expected GiB > 0",
+                                       v);
+            snprintf(a->gpu_mem, sizeof(a->gpu_mem), "parallel.gpu_mem=%s", v);
+        } else if (!strcmp(s, "--json"))
+            a->json = argv[++i];
+        else if (!strcmp(s, "--timeline"))
+            a->timeline = argv[++i];
+        else if (!strcmp(s, "--trace"))
+            a->trace = argv[++i];
+        else if (s[0] == '-')
+            return cli_usage_error(cmd, "unknown option '%s'", s);
+        else if (!a->scenario)
+            a->scenario = s;
+        else
+            return cli_usage_error(cmd, "unexpected '%s'", s);
+    }
+    if (a->gpu_mem[0])
+        a->sets[a->nsets++] = a->gpu_mem;
+    return 0;
+}
+
+static int write_outputs(const run_args_t *a, const cli_parallel_result_t *res,
+                         trace_timeline_t *tl)
+{
+    char err[1024];
+    par_outcome_t o = {res->status, &res->info, res->prog->errors};
+    if (!a->quiet)
+        par_report_text(res->col, &o, stdout);
+    if (a->json) {
+        json_t *j = par_report_json(res->col, &o);
+        int bad = !j || json_dump_file(j, a->json, JSON_INDENT(1));
+        json_decref(j);
+        if (bad)
+            return cli_usage_error("parallel run", "cannot write %s", a->json);
+    }
+    if (tl) {
+        size_t n = strlen(a->timeline);
+        trace_timeline_sort(tl);
+        herd_status_t st =
+            n > 4 && !strcmp(a->timeline + n - 4, ".tsv")
+                ? trace_timeline_write_tsv(tl, a->timeline, err, sizeof(err))
+                : trace_timeline_write_chrome(tl, a->timeline, err,
+                                              sizeof(err));
+        if (st != HERD_OK)
+            return cli_usage_error("parallel run", "%s", err);
+    }
+    return 0;
+}
+
+static int write_trace(const par_job_t *job, const char *path)
+{
+    char err[1024];
+    trace_t *t = NULL;
+    herd_status_t st = par_trace_build(job, &t);
+    if (st == HERD_OK)
+        st = trace_write_json(t, path, err, sizeof(err));
+    else
+        snprintf(err, sizeof(err), "%s", herd_status_string(st));
+    trace_destroy(t);
+    if (st != HERD_OK)
+        return cli_usage_error("parallel run", "--trace %s: %s", path, err);
+    return 0;
+}
+
+static int run_main(int argc, char **argv)
+{
+    run_args_t a;
+    trace_scenario_t *sc = NULL;
+    par_job_t *job = NULL;
+    trace_timeline_t *tl = NULL;
+    int rc = parse_args("parallel run", argc, argv, &a);
+    if (!rc)
+        rc = cli_ddp_load_scenario("parallel run", a.scenario, a.sets, a.nsets,
+                                   &sc);
+    if (!rc)
+        rc = cli_parallel_make_job("parallel run", sc, &job);
+    if (!rc && a.trace)
+        rc = write_trace(job, a.trace);
+    if (!rc && a.timeline && trace_timeline_create(&tl) != HERD_OK)
+        rc = 2;
+    cli_parallel_result_t res;
+    if (!rc && !(rc = cli_parallel_simulate(
+                     sc, job, tl ? trace_timeline_collect : NULL, tl, &res))) {
+        rc = write_outputs(&a, &res, tl);
+        if (!rc &&
+            (res.status != HERD_OK || res.diagnosis[0] || !res.summary.fits))
+            rc = 1;
+        cli_parallel_result_fini(&res);
+    }
+    trace_timeline_destroy(tl);
+    par_job_destroy(job);
+    trace_scenario_destroy(sc);
+    return rc;
+}
+
+static void print_group(const par_job_t *j, const char *what, int g)
+{
+    printf("  %s group:", what);
+    if (!g) {
+        printf(" rank 0 alone\n");
+        return;
+    }
+    for (int i = 0; i < j->groups[g - 1].n; i++)
+        printf(" %d", j->groups[g - 1].ranks[i]);
+    printf("\n");
+}
+
+static int layout_main(int argc, char **argv)
+{
+    run_args_t a;
+    trace_scenario_t *sc = NULL;
+    par_job_t *job = NULL;
+    int rc = parse_args("parallel layout", argc, argv, &a);
+    if (!rc)
+        rc = cli_ddp_load_scenario("parallel layout", a.scenario, a.sets,
+                                   a.nsets, &sc);
+    if (!rc)
+        rc = cli_parallel_make_job("parallel layout", sc, &job);
+    if (!rc) {
+        const par_job_t *j = job;
+        printf("%d ranks = tp %d x pp %d x dp %d; rank = pp_idx*%d + "
+               "dp_idx*%d + tp_idx\n",
+               j->world, j->tp, j->pp, j->dp, j->dp * j->tp, j->tp);
+        printf("rank 0:\n");
+        print_group(j, "tensor-parallel", par_job_tp_group(j, 0));
+        print_group(j, "data-parallel", par_job_dp_group(j, 0));
+        printf("  pipeline:");
+        for (int s = 0; s < j->pp; s++)
+            printf(" %d", s * j->dp * j->tp);
+        printf("\n");
+        for (int s = 0; s < j->pp; s++)
+            printf("stage %d: layers %d-%d%s, %.1f M parameters per rank\n", s,
+                   j->stage_first[s], j->stage_first[s + 1] - 1,
+                   s == j->pp - 1 ? " + root (embeddings, head)" : "",
+                   (double)par_job_stage_numel(j, s) / 1e6);
+        par_memory_t m;
+        if (par_job_memory(j, &m) == HERD_OK) {
+            printf("memory per rank (most: rank %d): %.2f GiB", m.rank,
+                   (double)m.total / 1073741824.0);
+            if (j->cfg.gpu_mem_gib > 0)
+                printf(" of %.2f: %s", j->cfg.gpu_mem_gib,
+                       par_job_fits(j, &m) ? "fits" : "DOES NOT FIT");
+            printf("\n");
+        }
+    }
+    par_job_destroy(job);
+    trace_scenario_destroy(sc);
+    return rc;
+}
+
+int cli_parallel_main(int argc, char **argv)
+{
+    if (argc < 2 || (argv[1][0] == '-' && cli_wants_help(argc, argv, usage)))
+        return argc < 2 ? cli_usage_error("parallel",
+                                          "expected run or layout (see --help)")
+                        : 0;
+    if (cli_wants_help(argc - 1, argv + 1, usage))
+        return 0;
+    if (!strcmp(argv[1], "run"))
+        return run_main(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "layout"))
+        return layout_main(argc - 1, argv + 1);
+    return cli_usage_error("parallel", "unknown subcommand '%s' (run, layout)",
+                           argv[1]);
+}
