@@ -50,7 +50,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * Every subcommand and sub-subcommand calls it before it acts. */
 int cli_wants_help(int argc, char **argv, const char *usage);
 
-/* Parse sizes "64", "1K", "4MiB", "1GB" (bytes) and counts. */
+/* Parse sizes "64", "1K", "4MiB", "1GB" (bytes) and counts, as
+ * trace_parse_bytes_flag does (no hex; "1mb" refused as ambiguous). */
 int cli_parse_bytes(const char *s, uint64_t *out);
 int cli_parse_int(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double *out);
