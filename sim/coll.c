@@ -197,7 +197,7 @@ static void apply_early(sim_world_t *w, sim_inst_t *inst, int m, sim_exec_t *x)
     inst->early[m] = NULL;
     while (e) {
         sim_early_t *n = e->next;
-        sim_exec_deliver(w, x, e->src, e->channel, e->k, e->payload);
+        sim_exec_deliver(w, x, 0, e->src, e->channel, e->k, e->payload);
         free(e);
         e = n;
     }

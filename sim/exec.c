@@ -198,6 +198,12 @@ static void start_send(sim_exec_t *x, uint32_t step, sim_xconn_t *c, uint32_t k)
             memcpy(f->payload, src, count * x->esize);
     }
     x->inst->inflight++;
+    if (!c->rconn) {
+        const sim_exec_t *r = x->inst->execs[c->peer];
+        if (r)
+            c->rconn = sim_pcmap_get(&r->rconn, x->member, (int)c->channel);
+    }
+    f->rconn = c->rconn;
     /* NCCL model: bytes on the wire under the protocol (LL, LL128) */
     uint64_t bytes = sim_nccl_wire_bytes(&x->inst->nccl, count * x->esize);
     herd_status_t st = net_conn(x, c);
@@ -277,10 +283,10 @@ static uint32_t recv_step(sim_exec_t *x, sim_xconn_t *c, uint32_t k)
     return x->list[c->off + k];
 }
 
-void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, int src, int channel,
-                      uint32_t k, void *payload)
+void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, uint32_t rconn, int src,
+                      int channel, uint32_t k, void *payload)
 {
-    uint32_t c = sim_pcmap_get(&x->rconn, src, channel);
+    uint32_t c = rconn ? rconn : sim_pcmap_get(&x->rconn, src, channel);
     if (!c || k >= x->conns[c - 1].n) {
         x->err = HERD_ERR_INTERNAL; /* sender and receiver disagree */
         free(payload);

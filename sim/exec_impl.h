@@ -70,7 +70,13 @@ typedef struct sim_xconn {
     uint32_t cur;
     uint32_t net;   /* sends: the network model's handle; XS_NONE: not yet */
     uint32_t rstep; /* receives: the step of message `rk` */
-    uint32_t rk;    /* receives: messages that came in order */
+    union {
+        uint32_t rk;    /* receives: messages that came in order */
+        uint32_t rconn; /* sends: the receiver's connection + 1, found on
+                           a send once the receiver has its executor
+                           (0: not yet), carried by the flows so that a
+                           delivery does not look it up */
+    };
 } sim_xconn_t;
 
 #define SIM_SMALL_KEYS 8

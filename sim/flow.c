@@ -57,7 +57,7 @@ static void delivered(sim_world_t *w, sim_flow_t *f)
     sim_inst_t *inst = f->inst;
     sim_exec_t *x = inst->execs[f->dst];
     if (x) {
-        sim_exec_deliver(w, x, f->src, f->channel, f->k, f->payload);
+        sim_exec_deliver(w, x, f->rconn, f->src, f->channel, f->k, f->payload);
     } else if (!sim_inst_member_state(inst, f->dst)) {
         sim_early_t *e = malloc(sizeof(*e));
         if (e) {

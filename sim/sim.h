@@ -321,9 +321,10 @@ void sim_exec_build_fini(sim_world_t *w);
 sim_req_t *sim_exec_req(const sim_exec_t *x);
 void sim_exec_start(sim_world_t *w, sim_exec_t *x);
 void sim_exec_step_done(sim_world_t *w, sim_exec_t *x, uint32_t step);
-/* A message for receiver member `dst` of inst arrived (or is buffered). */
-void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, int src, int channel,
-                      uint32_t k, void *payload);
+/* A message for receiver member `dst` of inst arrived (or is buffered).
+ * rconn: x's receive connection + 1 when the sender knew it, else 0. */
+void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, uint32_t rconn, int src,
+                      int channel, uint32_t k, void *payload);
 void sim_world_drain(sim_world_t *w);
 void sim_net_cb(void *ctx, uint64_t t, int delivered, void *arg);
 
@@ -389,7 +390,13 @@ typedef struct sim_flow {
     int channel;
     sim_exec_t *sx; /* sender's exec (valid until "sent") */
     sim_inst_t *inst;
-    sim_req_t *send, *recv; /* p2p */
+    union {
+        struct {
+            sim_req_t *send, *recv; /* p2p */
+        };
+        uint32_t rconn; /* collective: the receiver's connection + 1 for
+                           these messages (0: looked up on delivery) */
+    };
     void *payload;          /* real buffers: the message */
     struct sim_flow *next_free;
 } sim_flow_t;
