@@ -131,7 +131,10 @@ void par_collect_summary(const par_collect_t *c, par_summary_t *o)
         o->iters = c->iter[r] + 1 > o->iters ? c->iter[r] + 1 : o->iters;
     o->iters = o->iters < PAR_REC_MAX_ITERS ? o->iters : PAR_REC_MAX_ITERS;
     double n = 0;
-    for (long it = 0; it < o->iters; it++) {
+    /* the first step is not steady when there are others: the later
+     * stages start it with the pipeline's fill already behind them, so
+     * their step reads short */
+    for (long it = o->iters > 1; it < o->iters; it++) {
         int complete = 1;
         for (int r = 0; r < c->world && complete; r++)
             complete =

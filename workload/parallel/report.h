@@ -57,7 +57,8 @@ void par_collect_cb(const herd_tl_rec_t *rec, void *arg);
 
 typedef struct par_summary {
     long iters, nsteady;
-    double step_s, max_step_s; /* mean over ranks and complete steps */
+    double step_s, max_step_s; /* mean over ranks and complete steps
+                                  (the first left out when there are more) */
     double compute_s;          /* mean over ranks */
     double idle_s;             /* step - compute: bubble + exposed comm */
     double comm_s[PAR_NCAT];   /* mean over ranks, busy time */
