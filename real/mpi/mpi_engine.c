@@ -339,8 +339,9 @@ static herd_status_t group_create(herd_comm_t *parent, const int *ranks, int n,
     if (rc == MPI_SUCCESS)
         rc = MPI_Group_incl(pg, n, ranks, &sub);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_create_group(pc->mc, sub, gid % (pc->w->tag_ub + 1),
-                                   &g->mc);
+        rc = MPI_Comm_create_group(
+            pc->mc, sub, (int)((unsigned)gid % ((unsigned)pc->w->tag_ub + 1u)),
+            &g->mc);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_set_errhandler(g->mc, MPI_ERRORS_RETURN);
     if (rc == MPI_SUCCESS)
