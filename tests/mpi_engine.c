@@ -397,6 +397,23 @@ START_TEST(test_perf)
 }
 END_TEST
 
+/* Processes of `herd launch` are MPI singletons: said, not run alone. */
+START_TEST(test_not_launch)
+{
+    char cmd[1200], *out = NULL;
+    snprintf(cmd, sizeof(cmd),
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+             "WORLD_SIZE=2 RANK=0 %s perf --engine mpi -b 8 -e 8 "
+             "</dev/null 2>&1",
+             tu_herd_binary());
+    ck_assert_int_eq(tu_run(cmd, &out), 1);
+    ck_assert_msg(strstr(out, "WORLD_SIZE is 2 but MPI started a world of 1: "
+                              "start the mpi engine with mpirun or srun"),
+                  "%s", out);
+    free(out);
+}
+END_TEST
+
 /* herd replay --engine mpi under mpirun: each rank writes its own
  * timeline (rank from OMPI_COMM_WORLD_RANK), with the trace's ops. */
 START_TEST(test_replay)
@@ -443,6 +460,7 @@ static Suite *make(void)
     tcase_add_test(tc, test_once);
     tcase_add_test(tc, test_perf);
     tcase_add_test(tc, test_replay);
+    tcase_add_test(tc, test_not_launch);
     suite_add_tcase(s, tc);
     return s;
 }

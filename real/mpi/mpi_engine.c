@@ -221,6 +221,16 @@ static herd_status_t world_setup(mpi_world_t *w, mpi_comm_t *c,
                  init->rank, init->world_size, w->rank, w->size);
         return HERD_ERR_INVALID_ARG;
     }
+    /* `herd launch` (or torchrun) starts processes that MPI sees as
+     * singletons: each would run alone */
+    int launched = core_env_int("WORLD_SIZE", 0);
+    if (launched > 1 && w->size == 1) {
+        snprintf(err, len,
+                 "WORLD_SIZE is %d but MPI started a world of 1: start the "
+                 "mpi engine with mpirun or srun, not herd launch",
+                 launched);
+        return HERD_ERR_INVALID_ARG;
+    }
     void *ub = NULL;
     int flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
