@@ -1,9 +1,10 @@
 /* tests/mpi_faults.c - the mpi engine's error paths under mpirun: a rank
  * that skips a collective (MPI's own and a herd ring over point-to-point)
  * gives the others HERD_ERR_TIMEOUT naming it, and later calls
- * HERD_ERR_ABORTED; a rank that dies (mpirun --enable-recovery keeps the
- * others running) is named the same way; counts beyond MPI's int range
- * are refused with a message. */
+ * HERD_ERR_ABORTED; the same in a subgroup (world ranks named); a
+ * receive that times out names its peer and tag; a rank that dies (mpirun
+ * --enable-recovery keeps the others running) is named the same way; counts
+ * beyond MPI's int range are refused with a message. */
 #include <unistd.h>
 
 #include "mpi_harness.h"
@@ -49,6 +50,49 @@ static int job_timeout_ring(herd_comm_t *c, void *arg)
     return expect_timeout(c, HERD_ALGO_RING, 2, arg);
 }
 
+/* In a subgroup {1, 2, 3} world rank 3 stays silent: ranks 1 and 2
+ * name it (world ranks) in group 1; rank 0, outside, is not involved. */
+static int job_timeout_group(herd_comm_t *c, void *arg)
+{
+    static const int members[] = {1, 2, 3};
+    herd_comm_t *g = NULL;
+    int r = herd_comm_rank(c);
+    int bad = herd_new_group(c, members, 3, &g) != HERD_OK;
+    if (!g || r == 3) {
+        sleep(3);
+        if (g)
+            herd_comm_destroy(g);
+        return mh_verdict(c, arg, bad);
+    }
+    int32_t v = r;
+    herd_status_t st =
+        herd_all_reduce(g, &v, &v, 1, HERD_INT32, HERD_MAX, NULL);
+    printf("rank %d: %s: %s\n", r, herd_status_string(st), herd_last_error(g));
+    bad |= st != HERD_ERR_TIMEOUT ||
+           !strstr(herd_last_error(g), "all_reduce (group 1, seq 1) timed "
+                                       "out") ||
+           !strstr(herd_last_error(g), ": rank(s) 3 did not join");
+    herd_comm_destroy(g);
+    return mh_verdict(c, arg, bad);
+}
+
+/* A receive from a rank that never sends names the peer and the tag. */
+static int job_timeout_p2p(herd_comm_t *c, void *arg)
+{
+    int r = herd_comm_rank(c), bad = 0;
+    if (r == 1) {
+        sleep(2);
+        return mh_verdict(c, arg, bad);
+    }
+    double x[4];
+    herd_status_t st = herd_recv(c, x, 4, HERD_FLOAT64, 1, 5, NULL);
+    printf("rank %d: %s: %s\n", r, herd_status_string(st), herd_last_error(c));
+    bad |= st != HERD_ERR_TIMEOUT ||
+           !strstr(herd_last_error(c),
+                   "recv (group 0, tag 5) with rank 1 timed out after 1 s");
+    return mh_verdict(c, arg, bad);
+}
+
 /* Rank 2 dies after the first barrier. */
 static int job_dead(herd_comm_t *c, void *arg)
 {
@@ -79,6 +123,8 @@ static int job_limits(herd_comm_t *c, void *arg)
 
 static const mh_job_t jobs[] = {{"timeout_native", job_timeout_native, 1.0},
                                 {"timeout_ring", job_timeout_ring, 1.0},
+                                {"timeout_group", job_timeout_group, 1.0},
+                                {"timeout_p2p", job_timeout_p2p, 1.0},
                                 {"dead", job_dead, 1.0},
                                 {"limits", job_limits, 0}};
 
@@ -91,6 +137,18 @@ END_TEST
 START_TEST(test_timeout_ring)
 {
     MH_JOB_OK(4, NULL, "timeout_ring");
+}
+END_TEST
+
+START_TEST(test_timeout_group)
+{
+    MH_JOB_OK(4, NULL, "timeout_group");
+}
+END_TEST
+
+START_TEST(test_timeout_p2p)
+{
+    MH_JOB_OK(2, NULL, "timeout_p2p");
 }
 END_TEST
 
@@ -124,6 +182,8 @@ static Suite *make(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_timeout_native);
     tcase_add_test(tc, test_timeout_ring);
+    tcase_add_test(tc, test_timeout_group);
+    tcase_add_test(tc, test_timeout_p2p);
     tcase_add_test(tc, test_dead);
     tcase_add_test(tc, test_limits);
     suite_add_tcase(s, tc);
