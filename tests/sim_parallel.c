@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include <herd/sim.h>
 
 #include "support/testutil.h"
@@ -320,12 +322,25 @@ START_TEST(test_sweep_respects_memory)
     snprintf(args, sizeof(args),
              "parallel run '%s' --set cluster.nodes=1 --set parallel.pp=1 "
              "--set parallel.tp=1 --set parallel.global_batch_size=16 "
-             "--set parallel.steps=1 --gpu-mem 40",
-             scn);
+             "--set parallel.steps=1 --gpu-mem 40 --json '%s/run.json'",
+             scn, dir);
     rc = tu_herd(args, &out);
     ck_assert_msg(rc == 1 && strstr(out, "DOES NOT FIT"), "exit %d\n%s", rc,
                   out);
     free(out);
+    /* the JSON report carries the same: not fitting, rank 0's ops */
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/run.json", dir);
+    json_error_t jerr;
+    json_t *j = json_load_file(path, 0, &jerr);
+    ck_assert_msg(j, "%s", jerr.text);
+    ck_assert(
+        json_is_false(json_object_get(json_object_get(j, "memory"), "fits")));
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "dp")), 8);
+    json_t *ops = json_object_get(j, "ops");
+    ck_assert(json_array_size(ops) > 0);
+    ck_assert_ptr_nonnull(json_object_get(json_array_get(ops, 0), "count"));
+    json_decref(j);
     free(dir);
 }
 END_TEST

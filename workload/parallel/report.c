@@ -143,11 +143,11 @@ static json_t *json_counts(const par_collect_t *c)
         for (int op = 0; op < HERD_COLL_COUNT; op++)
             if (n.n[k][op])
                 json_array_append_new(
-                    a,
-                    json_pack("{s:s,s:s,s:i,s:I}", "kind",
-                              par_cat_name((par_cat_t)k), "op",
-                              herd_coll_name((herd_coll_t)op), (int)n.n[k][op],
-                              "bytes", (json_int_t)n.bytes[k][op]));
+                    a, json_pack("{s:s,s:s,s:i,s:I}", "kind",
+                                 par_cat_name((par_cat_t)k), "op",
+                                 herd_coll_name((herd_coll_t)op), "count",
+                                 (int)n.n[k][op], "bytes",
+                                 (json_int_t)n.bytes[k][op]));
     return a;
 }
 
