@@ -1,9 +1,9 @@
 /* herd/herd.h - the one header a herd user needs.
  *
  * torch.distributed's concepts in C: a world communicator (process group)
- * per backend ("sim", "tcp", "nccl"), ranks, groups, collectives that are
- * blocking or asynchronous (a request, torch's Work), point-to-point,
- * modelled compute and engine-owned buffers.
+ * per backend ("sim", "tcp", "nccl", "mpi"), ranks, groups, collectives
+ * that are blocking or asynchronous (a request, torch's Work),
+ * point-to-point, modelled compute and engine-owned buffers.
  *
  * One program, every engine: write `int my_main(herd_comm_t *world,
  * void *arg)` and start it with herd_run(). On "sim" every rank runs it as
@@ -42,8 +42,8 @@ typedef struct herd_req herd_req_t;   /* an asynchronous operation (Work) */
 /* How to create the world communicator. Zero-initialise, then set what you
  * need: unset fields take the documented defaults. */
 typedef struct herd_init {
-    const char *backend;     /* "sim", "tcp" (alias "gloo") or "nccl";
-                                required */
+    const char *backend;     /* "sim", "tcp" (alias "gloo"), "nccl" or
+                                "mpi" (where built); required */
     const char *init_method; /* "env://" (default), "tcp://host:port",
                                 "file:///path"; ignored by sim */
     int rank;                /* -1 or 0 with world_size 0: from init_method */
