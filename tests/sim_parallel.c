@@ -355,6 +355,33 @@ START_TEST(test_trace_export)
     ck_assert_uint_eq(t->world_size, 8);
     trace_destroy(t);
     par_job_destroy(j);
+    /* herd replay of the exported trace (TP and DP groups, p2p) ends
+     * when the program's slowest rank does */
+    char *out = NULL, *dir = tu_tmpdir(), scn[1024], args[4096];
+    tu_src_path(scn, sizeof(scn), "scenarios/parallel-gpt-7b-16n.yaml");
+    const char *common = "--set cluster.nodes=1 --set parallel.tp=2 "
+                         "--set parallel.pp=2 --set parallel.steps=1 "
+                         "--set parallel.global_batch_size=8";
+    snprintf(args, sizeof(args), "parallel run '%s' %s --trace '%s/t.json'",
+             scn, common, dir);
+    ck_assert_int_eq(tu_herd(args, &out), 0);
+    const char *p = strstr(out, "max over ranks ");
+    ck_assert_ptr_nonnull(p);
+    double prog_ms = atof(p + 15);
+    free(out);
+    snprintf(args, sizeof(args),
+             "replay '%s/t.json' --scenario '%s' --set cluster.nodes=1 -o "
+             "'%s/replay' --no-plots",
+             dir, scn, dir);
+    ck_assert_int_eq(tu_herd(args, &out), 0);
+    p = strstr(out, "steps (from \"step\" marks): ");
+    ck_assert_msg(p, "%s", out);
+    double replay_ms = atof(p + strlen("steps (from \"step\" marks): "));
+    ck_assert_msg(prog_ms > 0 && replay_ms > prog_ms * 0.999 &&
+                      replay_ms < prog_ms * 1.001,
+                  "program %.3f ms, replay %.3f ms", prog_ms, replay_ms);
+    free(out);
+    free(dir);
 }
 END_TEST
 
