@@ -61,8 +61,9 @@ int cli_parallel_make_job(const char *cmd, const trace_scenario_t *sc,
         par_job_create(&cfg, cli_ddp_models_dir(dir, sizeof(dir)),
                        trace_scenario_world_size(sc),
                        sc->sim.cluster.gpus_per_node, out, err, sizeof(err));
-    if (st != HERD_OK) {
-        fprintf(stderr, "herd %s: %s\n", cmd, err);
+    if (st != HERD_OK) { /* a check across keys: the file, no line */
+        fprintf(stderr, "herd %s: %s%s%s\n", cmd, sc->path ? sc->path : "",
+                sc->path && *sc->path ? ": " : "", err);
         return 2;
     }
     static int warned;

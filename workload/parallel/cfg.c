@@ -55,7 +55,7 @@ static herd_status_t set_whole(const char *key, const char *v, double lo,
     double d;
     if (ddp_cfg_parse_num(v, lo, hi, &d) || d != floor(d)) {
         char form[96];
-        snprintf(form, sizeof(form), "a whole number in [%g, %g]", lo, hi);
+        snprintf(form, sizeof(form), "a whole number in [%.0f, %.0f]", lo, hi);
         return bad(err, len, key, v, form);
     }
     *out = d;
