@@ -129,8 +129,8 @@ herd_status_t testbed_run(const testbed_run_opts_t *o, int *failed_rank_out,
         return HERD_ERR_BUSY;
     if (testbed_state(&cfg) != HERD_OK) {
         testbed_unlock(lk);
-        snprintf(err, errlen, "no testbed%s%s%s is up (run `herd testbed up`)",
-                 *testbed_id() ? " '" : "", testbed_id(),
+        snprintf(err, errlen, "no testbed is up%s%s%s (run `herd testbed up`)",
+                 *testbed_id() ? " with id '" : "", testbed_id(),
                  *testbed_id() ? "'" : "");
         return HERD_ERR_NOT_FOUND;
     }
