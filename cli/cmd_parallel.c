@@ -270,11 +270,17 @@ static int layout_main(int argc, char **argv)
         for (int s = 0; s < j->pp; s++)
             printf(" %d", s * j->dp * j->tp);
         printf("\n");
-        for (int s = 0; s < j->pp; s++)
-            printf("stage %d: layers %d-%d%s, %.1f M parameters per rank\n", s,
-                   j->stage_first[s], j->stage_first[s + 1] - 1,
+        for (int s = 0; s < j->pp; s++) {
+            printf("stage %d: layers", s);
+            for (int c = 0; c < j->vstages; c++) {
+                int q = c * j->pp + s;
+                printf("%s %d-%d", c ? "," : "", j->chunk_first[q],
+                       j->chunk_first[q + 1] - 1);
+            }
+            printf("%s, %.1f M parameters per rank\n",
                    s == j->pp - 1 ? " + root (embeddings, head)" : "",
                    (double)par_job_stage_numel(j, s) / 1e6);
+        }
         par_memory_t m;
         if (par_job_memory(j, &m) == HERD_OK) {
             printf("memory per rank (most: rank %d): %.2f GiB", m.rank,

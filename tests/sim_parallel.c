@@ -137,7 +137,7 @@ START_TEST(test_layout_2x2x2)
     }
     /* gpt2_small's 12 blocks: 6 per stage, the root on the last */
     ck_assert_int_eq(j->nlayers, 12);
-    ck_assert_int_eq(j->stage_first[1], 6);
+    ck_assert_int_eq(j->chunk_first[1], 6);
     ck_assert_int_eq(j->hidden, 768);
     ck_assert_int_eq(j->seq, 1024);
     par_job_destroy(j);
@@ -216,6 +216,45 @@ START_TEST(test_gpipe_bubble)
 }
 END_TEST
 
+/* Megatron's interleaved 1F1B: v chunks per rank cut the bubble to
+ * (P-1)/v micro-batch times: the step is (M + (P-1)/v) (f+b). */
+START_TEST(test_interleaved)
+{
+    char model[1200];
+    snprintf(model, sizeof(model), "model=%s", flat_model());
+    const char *il[] = {model,
+                        "pp=2",
+                        "micro_batches=4",
+                        "seq=1",
+                        "hidden=1",
+                        "schedule=interleaved",
+                        "virtual_stages=2",
+                        "steps=2",
+                        NULL};
+    const char *fb[] = {model,      "pp=2",          "micro_batches=4", "seq=1",
+                        "hidden=1", "schedule=1f1b", "steps=2",         NULL};
+    run_t a, b;
+    run_par(2, il, &a);
+    run_par(2, fb, &b);
+    double P = 2, M = 4, v = 2, fb_s = (0.08 + 8 * 0.02) / P;
+    double want = (M + (P - 1) / v) * fb_s;
+    ck_assert_msg(a.sum.step_s > want && a.sum.step_s < want * 1.001,
+                  "interleaved step %.6f s, closed form %.6f s", a.sum.step_s,
+                  want);
+    ck_assert_double_eq_tol(b.sum.step_s, (M + P - 1) * fb_s, fb_s * 0.01);
+    ck_assert_double_eq_tol(a.sum.bubble, 1.0 / 9.0, 1e-12);
+    /* chunk 0 of stage 0 is layers 0-1, chunk 1 layers 4-5 */
+    ck_assert_int_eq(a.job->chunk_first[2], 4);
+    /* stage 0: activations of both chunks on (2 x M sends), chunk 1's
+     * gradients back to the last stage's chunk 0 (M); receives: chunk 1's
+     * input from the last stage (M), both chunks' gradients (2 x M) */
+    ck_assert_uint_eq(a.n.n[PAR_CAT_PP][HERD_COLL_SEND], 3 * 4);
+    ck_assert_uint_eq(a.n.n[PAR_CAT_PP][HERD_COLL_RECV], 3 * 4);
+    run_done(&a);
+    run_done(&b);
+}
+END_TEST
+
 START_TEST(test_zero_stages)
 {
     /* gpt2_small, dp 4, one micro-batch; buckets of 1e12 elements: one */
@@ -264,6 +303,17 @@ START_TEST(test_zero_stages)
     run_par(4, small, &s);
     ck_assert_uint_eq(s.n.n[PAR_CAT_DP][HERD_COLL_REDUCE_SCATTER], 13);
     run_done(&s);
+    /* ZeRO-1's parameter all_gathers: stage 0 of two holds 6 blocks of
+     * 7.08 M elements; buckets of 25 M close after 4 and the last 2 */
+    const char *ag[] = {"pp=2",
+                        "micro_batches=2",
+                        "steps=1",
+                        "zero_stage=1",
+                        "allgather_bucket_size=25000000",
+                        NULL};
+    run_par(8, ag, &s);
+    ck_assert_uint_eq(s.n.n[PAR_CAT_DP][HERD_COLL_ALL_GATHER], 2);
+    run_done(&s);
     for (int z = 0; z < 4; z++)
         run_done(&r[z]);
 }
@@ -296,7 +346,19 @@ START_TEST(test_bad_layouts)
     const char *g[] = {"global_batch_size=100", "micro_batch_size=1", NULL};
     refused(8, g, "parallel.global_batch_size 100 is not a multiple");
     const char *h[] = {"schedule=zigzag", NULL};
-    refused(8, h, "gpipe or 1f1b");
+    refused(8, h, "gpipe, 1f1b or interleaved");
+    const char *i[] = {"pp=2", "schedule=interleaved", NULL};
+    refused(8, i,
+            "parallel.virtual_stages = 1 with parallel.schedule: "
+            "interleaved");
+    const char *k[] = {"pp=2", "virtual_stages=2", NULL};
+    refused(8, k, "the interleaved schedule needs 2 or more");
+    const char *m[] = {"pp=4", "schedule=interleaved", "virtual_stages=2",
+                       "micro_batches=6", NULL};
+    refused(8, m, "a multiple of it (4)");
+    const char *n[] = {"pp=4", "schedule=interleaved", "virtual_stages=4",
+                       NULL};
+    refused(8, n, "parallel.pp = 4 stages x parallel.virtual_stages");
 }
 END_TEST
 
@@ -393,6 +455,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_layout_2x2x2);
     tcase_add_test(tc, test_tp_collectives);
     tcase_add_test(tc, test_gpipe_bubble);
+    tcase_add_test(tc, test_interleaved);
     tcase_add_test(tc, test_zero_stages);
     tcase_add_test(tc, test_bad_layouts);
     tcase_add_test(tc, test_sweep_respects_memory);

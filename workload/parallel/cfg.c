@@ -20,6 +20,7 @@ void par_cfg_init(par_cfg_t *c)
     c->micro_batches = 8;
     c->micro_batch_size = 1;
     c->schedule = PAR_1F1B;
+    c->virtual_stages = 1;
     c->reduce_bucket_size = 5e8; /* DeepSpeed's defaults */
     c->allgather_bucket_size = 5e8;
     c->stage3_prefetch_bucket_size = 5e7;
@@ -31,13 +32,14 @@ void par_cfg_init(par_cfg_t *c)
 
 const char *par_schedule_name(par_schedule_t s)
 {
-    return s == PAR_GPIPE ? "gpipe" : "1f1b";
+    return s == PAR_GPIPE ? "gpipe" : s == PAR_1F1B ? "1f1b" : "interleaved";
 }
 
 static const char known[] =
     "model, tp, pp, dp, micro_batches, micro_batch_size, global_batch_size, "
     "compute_batch, seq, hidden, heads, "
-    "layers, schedule, sequence_parallel, zero_stage, reduce_bucket_size, "
+    "layers, schedule, virtual_stages, sequence_parallel, zero_stage, "
+    "reduce_bucket_size, "
     "allgather_bucket_size, stage3_prefetch_bucket_size, overlap_comm, "
     "dtype, optimizer_bytes, steps, compute_scale, gpu_mem";
 
@@ -77,6 +79,7 @@ static herd_status_t set_int_key(par_cfg_t *c, const char *key, const char *v,
         {"micro_batches", &c->micro_batches, NULL, 1, 1 << 16},
         {"micro_batch_size", &c->micro_batch_size, NULL, 1, 1 << 20},
         {"zero_stage", &c->zero_stage, NULL, 0, 3},
+        {"virtual_stages", &c->virtual_stages, NULL, 1, 64},
         {"seq", NULL, &c->seq, 0, 1 << 24},
         {"hidden", NULL, &c->hidden, 0, 1 << 24},
         {"heads", NULL, &c->heads, 0, 1 << 20},
@@ -153,8 +156,10 @@ herd_status_t par_cfg_set(par_cfg_t *c, const char *key, const char *v,
             c->schedule = PAR_GPIPE;
         else if (!strcasecmp(v, "1f1b"))
             c->schedule = PAR_1F1B;
+        else if (!strcasecmp(v, "interleaved"))
+            c->schedule = PAR_INTERLEAVED;
         else
-            return bad(err, len, key, v, "gpipe or 1f1b");
+            return bad(err, len, key, v, "gpipe, 1f1b or interleaved");
         return HERD_OK;
     }
     if (!strcmp(key, "sequence_parallel") || !strcmp(key, "overlap_comm"))

@@ -15,8 +15,10 @@
 #include <herd/herd.h>
 
 typedef enum par_schedule {
-    PAR_GPIPE, /* every forward, then every backward */
-    PAR_1F1B   /* PipeDream-flush: warm-up forwards, then one F one B */
+    PAR_GPIPE,      /* every forward, then every backward */
+    PAR_1F1B,       /* PipeDream-flush: warm-up forwards, then one F one B */
+    PAR_INTERLEAVED /* Megatron's interleaved 1F1B over virtual_stages
+                       model chunks per rank */
 } par_schedule_t;
 
 typedef struct par_cfg {
@@ -33,6 +35,7 @@ typedef struct par_cfg {
     long seq, hidden, heads; /* 0: from the model's shapes */
     long layers;             /* 0: the model's transformer blocks */
     par_schedule_t schedule;
+    int virtual_stages; /* model chunks per rank (interleaved: >= 2) */
     int sequence_parallel;
     int zero_stage;                     /* 0: DDP-style all_reduce */
     double reduce_bucket_size;          /* elements (DeepSpeed's) */

@@ -160,8 +160,8 @@ void par_collect_summary(const par_collect_t *c, par_summary_t *o)
             o->comm_s[k] /= n;
         o->idle_s = o->step_s > o->compute_s ? o->step_s - o->compute_s : 0;
     }
-    double P = c->job->pp, M = c->job->cfg.micro_batches;
-    o->bubble = (P - 1) / (M + P - 1);
+    double P = c->job->pp, M = c->job->cfg.micro_batches, v = c->job->vstages;
+    o->bubble = (P - 1) / (v * M + P - 1);
     if (par_job_memory(c->job, &o->mem) == HERD_OK)
         o->fits = par_job_fits(c->job, &o->mem);
 }

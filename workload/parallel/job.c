@@ -42,9 +42,17 @@ uint64_t par_job_layer_numel(const par_job_t *j, int l)
 uint64_t par_job_stage_numel(const par_job_t *j, int s)
 {
     uint64_t n = 0;
-    for (int l = j->stage_first[s]; l < j->stage_first[s + 1]; l++)
-        n += par_job_layer_numel(j, l);
+    for (int c = 0; c < j->vstages; c++) {
+        int q = c * j->pp + s;
+        for (int l = j->chunk_first[q]; l < j->chunk_first[q + 1]; l++)
+            n += par_job_layer_numel(j, l);
+    }
     return n + (s == j->pp - 1 ? par_job_layer_numel(j, j->nlayers) : 0);
+}
+
+int par_job_chunk_layers(const par_job_t *j, int q)
+{
+    return j->chunk_first[q + 1] - j->chunk_first[q];
 }
 
 uint64_t par_job_act_bytes(const par_job_t *j)
@@ -88,6 +96,10 @@ static herd_status_t make_groups(par_job_t *j)
     for (int pi = 0; d > 1 && pi < p; pi++)
         for (int ti = 0; ti < t && st == HERD_OK; ti++)
             st = add_group(j, pi * d * t + ti, t, d);
+    if (j->vstages > 1 && st == HERD_OK) {
+        st = add_group(j, 0, 1, j->world);
+        j->grad_group = j->ngroups;
+    }
     return st;
 }
 
@@ -169,19 +181,40 @@ static herd_status_t make_layers(par_job_t *j, char *err, size_t len)
     return HERD_OK;
 }
 
+/* pp * vstages chunks of layers, split evenly; the interleaved
+ * schedule's own constraints (Megatron's). */
 static herd_status_t make_stages(par_job_t *j, char *err, size_t len)
 {
-    if (j->pp > j->nlayers) {
+    const par_cfg_t *c = &j->cfg;
+    int inter = c->schedule == PAR_INTERLEAVED;
+    j->vstages = c->virtual_stages;
+    if (inter != (j->vstages > 1)) {
         snprintf(err, len,
-                 "parallel.pp = %d stages but the model has %d layers "
-                 "(parallel.layers): a stage needs at least one",
-                 j->pp, j->nlayers);
+                 "parallel.virtual_stages = %d with parallel.schedule: %s; "
+                 "the interleaved schedule needs 2 or more, the others 1",
+                 j->vstages, par_schedule_name(c->schedule));
         return HERD_ERR_INVALID_ARG;
     }
-    if (!(j->stage_first = malloc((size_t)(j->pp + 1) * sizeof(int))))
+    if (inter && (j->pp < 2 || c->micro_batches % j->pp)) {
+        snprintf(err, len,
+                 "parallel.schedule: interleaved needs parallel.pp >= 2 "
+                 "and parallel.micro_batches (%d) a multiple of it (%d)",
+                 c->micro_batches, j->pp);
+        return HERD_ERR_INVALID_ARG;
+    }
+    int nq = j->pp * j->vstages;
+    if (nq > j->nlayers) {
+        snprintf(err, len,
+                 "parallel.pp = %d stages%s but the model has %d layers "
+                 "(parallel.layers): a stage needs at least one",
+                 j->pp, j->vstages > 1 ? " x parallel.virtual_stages" : "",
+                 j->nlayers);
+        return HERD_ERR_INVALID_ARG;
+    }
+    if (!(j->chunk_first = malloc((size_t)(nq + 1) * sizeof(int))))
         return HERD_ERR_NO_MEMORY;
-    for (int s = 0; s <= j->pp; s++)
-        j->stage_first[s] = (int)((long)s * j->nlayers / j->pp);
+    for (int q = 0; q <= nq; q++)
+        j->chunk_first[q] = (int)((long)q * j->nlayers / nq);
     return HERD_OK;
 }
 
@@ -196,7 +229,8 @@ static void sizes(par_job_t *j)
     j->max_buf_bytes = most;
     /* recv, TP, sends of F and B per micro-batch, DP buckets (reductions
      * and all_gathers, at most one per layer each), ZeRO-3 gathers */
-    size_t m = (size_t)j->cfg.micro_batches, l = (size_t)j->nlayers + 1;
+    size_t m = (size_t)j->cfg.micro_batches * (size_t)j->vstages,
+           l = (size_t)j->nlayers + 1;
     j->max_slots = 2 + 2 * m + 2 * (l + 1) + l;
 }
 
@@ -278,7 +312,7 @@ void par_job_destroy(par_job_t *j)
         free(j->groups[g].ranks);
     free(j->groups);
     free(j->layers);
-    free(j->stage_first);
+    free(j->chunk_first);
     ddp_model_fini(&j->model);
     free(j);
 }

@@ -28,9 +28,13 @@
 
 /* Streams of the walker's ops (ddp_emit_coll_t.stream). */
 #define PAR_STREAM_TP 0 /* tensor-parallel collectives, in the layer */
-#define PAR_STREAM_PP 1 /* pipeline sends and receives (concurrent) */
+#define PAR_STREAM_PP 1 /* pipeline receives (concurrent) */
 #define PAR_STREAM_DP 2 /* gradient reductions, ZeRO's all_gathers */
-#define PAR_NSTREAMS 3
+#define PAR_STREAM_PP_SEND                                                     \
+    3 /* pipeline sends (concurrent): apart from                               \
+         the receives, whose waits must not wait                               \
+         for a send the peer has not matched yet */
+#define PAR_NSTREAMS 4
 
 typedef struct par_group {
     int *ranks;
@@ -63,13 +67,20 @@ typedef struct par_job {
     long seq, hidden, heads;
     int nlayers;         /* transformer layers; layers[nlayers] is the root */
     par_layer_t *layers; /* nlayers + 1 */
-    int *stage_first;    /* pp + 1: stage s has [stage_first[s], [s+1]) */
+    int vstages;         /* model chunks per rank (1 but interleaved) */
+    int *chunk_first;    /* pp * vstages + 1: chunk q has layers
+                            [chunk_first[q], chunk_first[q + 1]); rank
+                            stage s holds chunks c * pp + s */
     uint64_t act_count;  /* b x s x h elements of one micro-batch */
     /* groups every rank creates in this order (herd_new_group); the
      * walker names them 1.. (0: world); groups of one rank are not made */
     par_group_t *groups;
     int ngroups;
     int tp_group0, dp_group0; /* first TP / DP group (0: none) */
+    int grad_group; /* interleaved: a copy of the world for the backward
+                       p2p, so the chunk hand-overs between the last and
+                       the first stage never match the other direction's
+                       (0: the world) */
     size_t max_slots;
     uint64_t max_buf_bytes;
 } par_job_t;
@@ -87,6 +98,8 @@ int par_job_tp_group(const par_job_t *job, int rank);
 int par_job_dp_group(const par_job_t *job, int rank);
 /* Elements of rank's share of layer l after tensor parallelism. */
 uint64_t par_job_layer_numel(const par_job_t *job, int l);
+/* Chunk q's layer count and its first layer. */
+int par_job_chunk_layers(const par_job_t *job, int q);
 /* Elements of one stage's parameters on one rank (after TP). */
 uint64_t par_job_stage_numel(const par_job_t *job, int stage);
 /* Stashed activation bytes of one layer and micro-batch on one rank

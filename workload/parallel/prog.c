@@ -1,9 +1,12 @@
 /* workload/parallel/prog.c - the 3D-parallel walker bound to the herd
  * API, over DDP's in-order streams: one per kind of traffic (TP, pipeline
- * p2p, DP), compute overlapping all three (ddp_streams_compute). The TP
- * and DP streams run one op at a time, as a NCCL communicator does; the
- * p2p stream posts every send and receive at once (Megatron batches them
- * with isend/irecv). A collective of a group is posted on that group's
+ * receives, DP, pipeline sends), compute overlapping them
+ * (ddp_streams_compute). The TP and DP streams run one op at a time, as a
+ * NCCL communicator does; the p2p streams post every send and receive at
+ * once (Megatron batches them with isend/irecv), and are two so that
+ * waiting for a receive never waits for an earlier send, which completes
+ * only when its peer receives it (the interleaved schedule would
+ * deadlock). A collective of a group is posted on that group's
  * communicator (herd_new_group, made here in the job's order by every
  * rank); p2p on the world. Every op works in place in one engine buffer
  * the size of the largest (herd_alloc; phantom on sim). */
@@ -107,7 +110,7 @@ int par_prog_main(herd_comm_t *world, void *arg)
     int rank = herd_comm_rank(world);
     prog_ctx_t x = {.world = world};
     void *buf = NULL;
-    static const int inflight[PAR_NSTREAMS] = {1, 0, 1};
+    static const int inflight[PAR_NSTREAMS] = {1, 0, 1, 0};
     uint64_t bytes =
         job->max_buf_bytes > (1u << 20) ? job->max_buf_bytes : (1u << 20);
     apply_settings(p, world);

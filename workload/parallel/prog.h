@@ -1,8 +1,9 @@
 /* workload/parallel/prog.h - the 3D-parallel job as a herd program
  * (herd_main_fn): every rank creates the layout's TP and DP groups, then
  * walks its steps over DDP's in-order streams (workload/ddp/stream.h):
- * the TP group's collectives, the pipeline's p2p (posted at once, any
- * number in flight) and the DP group's reductions and all_gathers. Runs
+ * the TP group's collectives, the pipeline's receives and sends (posted
+ * at once, any number in flight) and the DP group's reductions and
+ * all_gathers. Runs
  * on any engine; on sim all ranks share one par_prog_t. */
 #ifndef HERD_WORKLOAD_PARALLEL_PROG_H
 #define HERD_WORKLOAD_PARALLEL_PROG_H

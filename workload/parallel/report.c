@@ -113,10 +113,10 @@ void par_report_text(const par_collect_t *c, const par_outcome_t *o, FILE *f)
         fprintf(f,
                 "step: %.3f ms (max over ranks %.3f); compute %.3f ms, idle "
                 "%.3f ms (%.1f%%: the pipeline bubble and exposed "
-                "communication; the schedule's bubble (P-1)/(M+P-1) = "
-                "%.1f%%)\n",
+                "communication; the schedule's bubble %s = %.1f%%)\n",
                 s.step_s * 1e3, s.max_step_s * 1e3, s.compute_s * 1e3,
                 s.idle_s * 1e3, s.step_s > 0 ? 100 * s.idle_s / s.step_s : 0,
+                j->vstages > 1 ? "(P-1)/(v*M+P-1)" : "(P-1)/(M+P-1)",
                 100 * s.bubble);
         fprintf(f, "communication per rank and step, busy ms:");
         for (int k = 0; k < PAR_NCAT; k++)
