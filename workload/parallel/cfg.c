@@ -20,7 +20,7 @@ void par_cfg_init(par_cfg_t *c)
     c->micro_batches = 8;
     c->micro_batch_size = 1;
     c->schedule = PAR_1F1B;
-    c->virtual_stages = 1;
+    c->virtual_stages = 2;       /* the interleaved schedule's alone */
     c->reduce_bucket_size = 5e8; /* DeepSpeed's defaults */
     c->allgather_bucket_size = 5e8;
     c->stage3_prefetch_bucket_size = 5e7;

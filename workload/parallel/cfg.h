@@ -35,7 +35,8 @@ typedef struct par_cfg {
     long seq, hidden, heads; /* 0: from the model's shapes */
     long layers;             /* 0: the model's transformer blocks */
     par_schedule_t schedule;
-    int virtual_stages; /* model chunks per rank (interleaved: >= 2) */
+    int virtual_stages; /* model chunks per rank of the interleaved
+                           schedule (>= 2; the others have one) */
     int sequence_parallel;
     int zero_stage;                     /* 0: DDP-style all_reduce */
     double reduce_bucket_size;          /* elements (DeepSpeed's) */

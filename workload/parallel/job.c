@@ -187,12 +187,12 @@ static herd_status_t make_stages(par_job_t *j, char *err, size_t len)
 {
     const par_cfg_t *c = &j->cfg;
     int inter = c->schedule == PAR_INTERLEAVED;
-    j->vstages = c->virtual_stages;
-    if (inter != (j->vstages > 1)) {
+    j->vstages = inter ? c->virtual_stages : 1;
+    if (inter && j->vstages < 2) {
         snprintf(err, len,
-                 "parallel.virtual_stages = %d with parallel.schedule: %s; "
-                 "the interleaved schedule needs 2 or more, the others 1",
-                 j->vstages, par_schedule_name(c->schedule));
+                 "parallel.virtual_stages = %d: parallel.schedule: "
+                 "interleaved needs 2 or more model chunks per rank",
+                 j->vstages);
         return HERD_ERR_INVALID_ARG;
     }
     if (inter && (j->pp < 2 || c->micro_batches % j->pp)) {
