@@ -303,6 +303,23 @@ START_TEST(test_zero_stages)
     run_par(4, small, &s);
     ck_assert_uint_eq(s.n.n[PAR_CAT_DP][HERD_COLL_REDUCE_SCATTER], 13);
     run_done(&s);
+    /* overlap_comm: the buckets reduce behind the rest of the backward */
+    const char *ov[] = {"micro_batches=1", "zero_stage=2",
+                        "reduce_bucket_size=5000000", "overlap_comm=true",
+                        NULL};
+    const char *nov[] = {"micro_batches=1", "zero_stage=2",
+                         "reduce_bucket_size=5000000", "overlap_comm=false",
+                         NULL};
+    run_t o, p;
+    run_par(4, ov, &o);
+    run_par(4, nov, &p);
+    ck_assert_uint_eq(o.n.n[PAR_CAT_DP][HERD_COLL_REDUCE_SCATTER],
+                      p.n.n[PAR_CAT_DP][HERD_COLL_REDUCE_SCATTER]);
+    ck_assert_msg(o.sum.idle_s < p.sum.idle_s && o.sum.step_s < p.sum.step_s,
+                  "overlap_comm: step %.6f idle %.6f; without %.6f %.6f",
+                  o.sum.step_s, o.sum.idle_s, p.sum.step_s, p.sum.idle_s);
+    run_done(&o);
+    run_done(&p);
     /* ZeRO-1's parameter all_gathers: stage 0 of two holds 6 blocks of
      * 7.08 M elements; buckets of 25 M close after 4 and the last 2 */
     const char *ag[] = {"pp=2",
