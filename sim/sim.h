@@ -88,10 +88,21 @@ typedef struct sim_ev {
     uint32_t a;
 } sim_ev_t;
 
+/* Events pushed in (time, seq) order go to a lane, a FIFO, in O(1);
+ * the rest to the heap. */
+#define SIM_EVQ_LANES 4
+
+typedef struct sim_evq_lane {
+    sim_ev_t *v;
+    size_t head, tail, cap; /* queued: v[head .. tail) */
+} sim_evq_lane_t;
+
 typedef struct sim_evq {
     sim_ev_t *heap;
-    size_t n, cap;
+    size_t hn, cap; /* heap entries, allocated */
+    size_t n;       /* events queued, heap and lanes */
     uint64_t next_seq;
+    sim_evq_lane_t lane[SIM_EVQ_LANES];
 } sim_evq_t;
 
 herd_status_t sim_evq_push(sim_evq_t *q, uint64_t time, uint32_t type,
