@@ -267,38 +267,72 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* One attempt: the open lock file, locked (how: 1 shared, 2 exclusive),
+ * or -1 with errno. A file that `down` removed while we waited for it is
+ * not the lock any more: retried (-1, EAGAIN). */
+static int lock_once(const char *path, int how)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, (how == 2 ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    struct stat a, b;
+    if (fstat(fd, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino ||
+        a.st_dev != b.st_dev) {
+        close(fd);
+        errno = EAGAIN;
+        return -1;
+    }
+    return fd;
+}
+
 int testbed_lock(int how, char *err, size_t errlen)
 {
     char path[128];
     mkdir(STATE_DIR, 0755);
     state_path(path, sizeof(path), "lock");
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        fail(err, errlen, HERD_ERR_IO, "cannot open %s: %s", path,
-             strerror(errno));
-        return -1;
-    }
-    int op = (how == 2 ? LOCK_EX : LOCK_SH) | LOCK_NB;
     double end = now_s() + LOCK_WAIT_S;
-    while (flock(fd, op) != 0) {
-        if ((errno != EWOULDBLOCK && errno != EINTR) || now_s() > end) {
+    for (;;) {
+        int fd = lock_once(path, how);
+        if (fd >= 0)
+            return fd;
+        if (errno != EWOULDBLOCK && errno != EAGAIN && errno != EINTR) {
+            fail(err, errlen, HERD_ERR_IO, "cannot lock %s: %s", path,
+                 strerror(errno));
+            return -1;
+        }
+        if (now_s() > end) {
             fail(err, errlen, HERD_ERR_BUSY,
                  "testbed '%s' is busy: another `herd testbed` command holds "
                  "%s",
                  testbed_id(), path);
-            close(fd);
             return -1;
         }
         struct timespec ts = {0, 50 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    return fd;
 }
 
+/* Nothing of the instance left (no state, no namespaces): its lock
+ * file goes too, so ids used once (tests, CI jobs) leave nothing in /run.
+ * Safe while locked: a waiter that locks the removed file sees that it
+ * is not the lock any more (lock_once) and retries. */
 void testbed_unlock(int fd)
 {
-    if (fd >= 0)
-        close(fd); /* releases the flock */
+    if (fd < 0)
+        return;
+    char path[128];
+    testbed_cfg_t cfg;
+    if (testbed_state(&cfg) != HERD_OK && testbed_leftovers(NULL, 0) == 0) {
+        state_path(path, sizeof(path), "lock");
+        unlink(path);
+    }
+    close(fd); /* releases the flock */
 }
 
 /* ---- down --------------------------------------------------------------- */
