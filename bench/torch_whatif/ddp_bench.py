@@ -39,6 +39,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--pin", action="store_true",
+                    help="pin rank r to CPU r %% ncpu (the ranks of one "
+                    "machine never share a core)")
     ap.add_argument("--tag", required=True)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
@@ -46,6 +49,9 @@ def main():
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "eth0")
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    if a.pin:
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[rank % len(cpus)]})
     torch.manual_seed(0)
     model = build(a.layers, a.width, 10)
     ddp = nn.parallel.DistributedDataParallel(model,
@@ -81,7 +87,8 @@ def main():
     os.unlink(base + ".pt.trace.json")
     grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     with open(base + ".steps.json", "w") as f:
-        json.dump({"rank": rank, "world_size": world, "torch": torch.__version__,
+        json.dump({"rank": rank, "world_size": world,
+                   "torch": torch.__version__,
                    "bucket_cap_mb": a.bucket_cap_mb, "layers": a.layers,
                    "width": a.width, "batch": a.batch, "threads": a.threads,
                    "grad_bytes": grad_bytes, "warmup": a.warmup,

@@ -12,7 +12,8 @@
 #      ROUNDS (each round runs every size once, so that load from other
 #      jobs on the machine falls on all sizes alike; steps are pooled),
 #      NICE (the runs' priority, default -10: ahead of other jobs' builds
-#      on a shared machine, so their load disturbs the timing less).
+#      on a shared machine, so their load disturbs the timing less),
+#      PIN=1 (each rank on its own CPU: ddp_bench.py --pin).
 # Every testbed use holds /tmp/herd-testbed.lock (one testbed per machine).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +28,7 @@ STEPS=${STEPS:-10}
 WARMUP=${WARMUP:-3}
 ROUNDS=${ROUNDS:-3}
 NICE=${NICE:--10}
+PIN=${PIN:-0}
 LOCK=/tmp/herd-testbed.lock
 stage=${1:-all}
 mkdir -p "$OUT"
@@ -42,7 +44,8 @@ bench_run() {
     for try in 1 2; do
         if nice -n "$NICE" "$HERD" testbed run --timeout 300 -- "$PY" "$here/ddp_bench.py" \
             --bucket-cap-mb "$cap" --tag "$tag" --out "$dir" \
-            --steps "$STEPS" --warmup "$WARMUP"; then
+            --steps "$STEPS" --warmup "$WARMUP" \
+            $([ "$PIN" = 1 ] && echo --pin); then
             return 0
         fi
         echo "run failed (try $try); testbed up again" >&2

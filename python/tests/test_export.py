@@ -229,8 +229,8 @@ class AgainstTorchDDP(TmpDir):
                 return None
             args += ["--first-bucket-mb", str(cap)]
         b = json.loads(herd(*args))
-        self.assertEqual(b["bucket_indices"],
-                         _parse_groups(log["rebuilt_per_bucket_param_indices"]))
+        rebuilt = log["rebuilt_per_bucket_param_indices"]
+        self.assertEqual(b["bucket_indices"], _parse_groups(rebuilt))
         self.assertEqual(b["bucket_bytes"],
                          [int(s) for s in
                           log["rebuilt_bucket_sizes"].split(",")])
