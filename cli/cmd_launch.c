@@ -1,5 +1,6 @@
 /* cli/cmd_launch.c - `herd launch`: torchrun's flags, then the worker
  * command (after `--`, or the first argument that is not a flag). */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +14,23 @@ static const char launch_usage[] =
     "  Start this node's workers like torchrun, with RANK, LOCAL_RANK,\n"
     "  WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT,\n"
     "  TORCHELASTIC_* and HERD_STORE_* set (see docs/launch.md).\n"
-    "  --nproc-per-node N   workers on this node (default 1; 'cpu': one per "
-    "CPU)\n"
+    "  --nproc-per-node N   workers on this node (default 1; 'gpu': one per "
+    "CUDA\n"
+    "                       device, 'cpu'/'auto': one per GPU, else CPU)\n"
     "  --nnodes N           nodes in the job (default 1; 'N:N' accepted)\n"
     "  --node-rank R        this node (default 0)\n"
     "  --master-addr HOST   node 0's address (default 127.0.0.1)\n"
     "  --master-port PORT   node 0's store port (default 29500)\n"
+    "  --rdzv-endpoint H:P  same as --master-addr H --master-port P\n"
+    "  --rdzv-backend B     c10d or static (both: the launcher's store)\n"
+    "  --rdzv-id ID         same as --run-id\n"
+    "  --rdzv-timeout S     seconds to wait for node 0's store (default "
+    "300)\n"
     "  --max-restarts K     restart the group up to K times (default 0)\n"
+    "  --log-dir DIR        worker logs: DIR/RUN_ID/attempt_N/LOCAL/\n"
+    "  --redirects M        0 none, 1 stdout, 2 stderr, 3 both to the logs\n"
+    "                       (or per local rank: 0:3,1:1)\n"
+    "  --tee M              as --redirects, and copied to the console\n"
     "  --standalone         one node, store on a free local port\n"
     "  --monitor-interval S seconds between store checks (default 0.1)\n"
     "  --run-id ID          TORCHELASTIC_RUN_ID (default none)\n"
@@ -81,14 +92,84 @@ static int apply_int(const char *flag, const char *val, long lo, long hi,
     return 0;
 }
 
+/* CUDA devices: the driver's /proc entries, else `nvidia-smi -L`. */
+static int count_gpus(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    if (n > 0)
+        return n;
+    FILE *p = popen("nvidia-smi -L 2>/dev/null", "r");
+    char line[512];
+    while (p && fgets(line, sizeof(line), p))
+        n += !strncmp(line, "GPU ", 4);
+    if (p)
+        pclose(p);
+    return n;
+}
+
+/* torchrun: gpu = one per CUDA device (an error without one), cpu = one
+ * per CPU, auto = gpu when there are GPUs, else cpu. */
 static int apply_nproc(const char *val, launch_opts_t *o)
 {
+    int gpus = !strcmp(val, "gpu") || !strcmp(val, "auto") ? count_gpus() : 0;
+    if (!strcmp(val, "gpu") && gpus == 0)
+        return cli_usage_error("launch",
+                               "--nproc-per-node gpu: no CUDA devices found "
+                               "(neither /proc/driver/nvidia/gpus nor "
+                               "nvidia-smi -L lists one); use cpu or N");
+    if (gpus > 0) {
+        o->nproc_per_node = gpus;
+        return 0;
+    }
     if (!strcmp(val, "cpu") || !strcmp(val, "auto")) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         o->nproc_per_node = n > 0 ? (int)n : 1;
         return 0;
     }
     return apply_int("--nproc-per-node", val, 1, 4096, &o->nproc_per_node);
+}
+
+/* host:port, [v6]:port or host (torchrun's c10d default port 29400). */
+static int apply_endpoint(const char *val, launch_opts_t *o)
+{
+    static char host[256];
+    const char *port = NULL;
+    size_t n;
+    if (val[0] == '[') {
+        const char *close = strchr(val, ']');
+        if (!close || (close[1] && close[1] != ':'))
+            return bad_value("--rdzv-endpoint", val, "HOST:PORT");
+        n = (size_t)(close - val - 1);
+        val++;
+        port = close[1] ? close + 2 : NULL;
+    } else {
+        const char *colon = strrchr(val, ':');
+        n = colon ? (size_t)(colon - val) : strlen(val);
+        port = colon ? colon + 1 : NULL;
+    }
+    if (n == 0 || n >= sizeof(host))
+        return bad_value("--rdzv-endpoint", val, "HOST:PORT");
+    memcpy(host, val, n);
+    host[n] = '\0';
+    o->master_addr = host;
+    if (!port) {
+        o->master_port = 29400;
+        return 0;
+    }
+    return apply_int("--rdzv-endpoint", port, 1, 65535, &o->master_port);
+}
+
+static int apply_std(const char *flag, const char *val, const char **out)
+{
+    if (!launch_std_spec_valid(val))
+        return bad_value(flag, val, "0..3 or a map like 0:3,1:1");
+    *out = val;
+    return 0;
 }
 
 static int apply_seconds(const char *flag, const char *val, double *out)
@@ -108,9 +189,11 @@ static int apply_flag(const char *name, const char *val, launch_opts_t *o)
         int rc = parse_nnodes(val, &o->nnodes);
         if (rc == -2)
             return cli_usage_error("launch",
-                                   "--nnodes %s: elastic ranges "
-                                   "are not supported (use N or "
-                                   "N:N)",
+                                   "--nnodes %s: elastic membership "
+                                   "(MIN < MAX: admitting nodes that "
+                                   "arrive later, restarting on "
+                                   "membership change) is not supported; "
+                                   "use a fixed count N or N:N",
                                    val);
         return rc ? bad_value(name, val, "a node count") : 0;
     }
@@ -127,8 +210,27 @@ static int apply_flag(const char *name, const char *val, launch_opts_t *o)
         return apply_seconds(name, val, &o->monitor_interval_s);
     if (!strcmp(name, "--stop-grace"))
         return apply_seconds(name, val, &o->stop_grace_s);
-    if (!strcmp(name, "--run-id"))
+    if (!strcmp(name, "--run-id") || !strcmp(name, "--rdzv-id"))
         return *val ? (o->run_id = val, 0) : bad_value(name, val, "an id");
+    if (!strcmp(name, "--rdzv-endpoint"))
+        return apply_endpoint(val, o);
+    if (!strcmp(name, "--rdzv-backend"))
+        return !strcmp(val, "c10d") || !strcmp(val, "static")
+                   ? 0
+                   : cli_usage_error("launch",
+                                     "--rdzv-backend %s is not supported "
+                                     "(c10d and static are: both use the "
+                                     "store node 0's launcher hosts)",
+                                     val);
+    if (!strcmp(name, "--rdzv-timeout"))
+        return apply_seconds(name, val, &o->store_timeout_s);
+    if (!strcmp(name, "--log-dir"))
+        return *val ? (o->log_dir = val, 0)
+                    : bad_value(name, val, "a directory");
+    if (!strcmp(name, "--redirects"))
+        return apply_std(name, val, &o->redirects);
+    if (!strcmp(name, "--tee"))
+        return apply_std(name, val, &o->tee);
     o->role_name = val; /* --role */
     return 0;
 }
@@ -143,7 +245,30 @@ static const char *const value_flags[] = {"--nproc-per-node",
                                           "--stop-grace",
                                           "--run-id",
                                           "--role",
+                                          "--rdzv-endpoint",
+                                          "--rdzv-backend",
+                                          "--rdzv-id",
+                                          "--rdzv-timeout",
+                                          "--log-dir",
+                                          "--redirects",
+                                          "--tee",
                                           NULL};
+
+/* torchrun flags herd launch does not take, and why. */
+static const char *const torchrun_only[][2] = {
+    {"--rdzv-conf", "rendezvous options of other backends"},
+    {"--max-nnodes", "elastic membership"},
+    {"--local-addr", "node addresses other than --master-addr"},
+    {"--logs-specs", "logging plug-ins"},
+    {"--local-ranks-filter", "per-rank console filters"},
+    {"--start-method", "a choice of start method (workers are fork+exec)"},
+    {"--no-python", "python wrapping (the command always runs as given)"},
+    {"--module", "python wrapping (the command always runs as given)"},
+    {"--run-path", "python wrapping (the command always runs as given)"},
+    {"--numa-binding", "NUMA binding"},
+    {"--event-log-handler", "event log handlers"},
+    {"--virtual-local-rank", "virtual local ranks"},
+    {NULL, NULL}};
 
 /* Parse flags; *cmd_at is the index of the worker command, 0 when the
  * flags ask for help (-h/--help among them, not in the worker command). */
@@ -173,6 +298,15 @@ static int parse_flags(int argc, char **argv, launch_opts_t *o, int *cmd_at)
         const char *const *f = value_flags;
         while (*f && !flag_is(arg, *f, &val))
             f++;
+        for (int t = 0; !*f && torchrun_only[t][0]; t++)
+            if (flag_is(arg, torchrun_only[t][0], &val) ||
+                (!strcmp(torchrun_only[t][0], "--module") &&
+                 !strcmp(arg, "-m")))
+                return cli_usage_error("launch",
+                                       "torchrun's %s is not supported by "
+                                       "herd launch (no %s)",
+                                       torchrun_only[t][0],
+                                       torchrun_only[t][1]);
         if (!*f)
             return cli_usage_error("launch", "unknown flag '%s' (see --help)",
                                    arg);

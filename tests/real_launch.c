@@ -398,6 +398,99 @@ START_TEST(test_workers_share_the_store)
 }
 END_TEST
 
+/* torchrun's spellings: --rdzv-endpoint/--rdzv-id/--rdzv-backend stand
+ * for the master address, port and run id; gpu/cpu/auto worker counts;
+ * its flags herd does not take are named. */
+START_TEST(test_torchrun_flags)
+{
+    char *dir = tu_tmpdir(), *out = NULL, args[512];
+    int port = free_port();
+    snprintf(args, sizeof(args),
+             "--rdzv-backend c10d --rdzv-endpoint 127.0.0.1:%d --rdzv-id j9 "
+             "--nnodes 1:1 --max-restarts 0 --monitor-interval 0.05 "
+             "--rdzv-timeout 30 --nproc-per-node 2 -- sh -c "
+             "'echo $MASTER_ADDR $MASTER_PORT $TORCHELASTIC_RUN_ID "
+             "$WORLD_SIZE > ep.$RANK'",
+             port);
+    ck_assert_msg(launch(dir, args, &out) == 0, "%s", out);
+    free(out);
+    char *ep = slurpf(dir, "ep.1"), want[128];
+    ck_assert_ptr_nonnull(ep);
+    snprintf(want, sizeof(want), "127.0.0.1 %d j9 2\n", port);
+    ck_assert_str_eq(ep, want);
+    free(ep);
+    ck_assert_int_eq(launch(dir,
+                            "--standalone --nproc-per-node cpu -- sh -c "
+                            "'echo $LOCAL_WORLD_SIZE > cpus'",
+                            &out),
+                     0);
+    free(out);
+    char *cpus = slurpf(dir, "cpus");
+    ck_assert_int_eq(atoi(cpus), (int)sysconf(_SC_NPROCESSORS_ONLN));
+    free(cpus);
+    /* gpu: the device count, or an error that says none was found */
+    int rc = launch(dir, "--standalone --nproc-per-node gpu -- true", &out);
+    ck_assert_msg(rc == 0 || (rc == 2 && strstr(out, "no CUDA devices")),
+                  "%d %s", rc, out);
+    free(out);
+    ck_assert_int_eq(launch(dir, "--rdzv-backend etcd -- true", &out), 2);
+    ck_assert_msg(strstr(out, "--rdzv-backend etcd is not supported"), "%s",
+                  out);
+    free(out);
+    ck_assert_int_eq(launch(dir, "--rdzv-conf a=1 -- true", &out), 2);
+    ck_assert_msg(strstr(out, "torchrun's --rdzv-conf is not supported"), "%s",
+                  out);
+    free(out);
+    ck_assert_int_eq(launch(dir, "--nnodes 1:4 -- true", &out), 2);
+    ck_assert_msg(strstr(out, "elastic membership"), "%s", out);
+    free(out);
+    ck_assert_int_eq(launch(dir, "--redirects 4 -- true", &out), 2);
+    ck_assert_msg(strstr(out, "--redirects"), "%s", out);
+    free(out);
+    ck_assert_int_eq(launch(dir, "--tee 0:3,x -- true", &out), 2);
+    ck_assert_msg(strstr(out, "--tee"), "%s", out);
+    free(out);
+    ck_assert_int_eq(launch(dir, "--rdzv-endpoint :5 -- true", &out), 2);
+    ck_assert_msg(strstr(out, "--rdzv-endpoint"), "%s", out);
+    free(out);
+    rmdir_all(dir);
+}
+END_TEST
+
+/* --log-dir/--redirects/--tee: every stream redirected to
+ * DIR/RUN_ID/attempt_N/LOCAL/{stdout,stderr}.log, one round per attempt;
+ * local rank 0's stdout also reaches the console, prefixed. */
+START_TEST(test_log_dir)
+{
+    char *dir = tu_tmpdir(), *out = NULL;
+    ck_assert_int_eq(
+        launch(dir,
+               "--standalone --rdzv-id lj --nproc-per-node 2 --max-restarts 1 "
+               "--log-dir logs --redirects 3 --tee 0:1 -- sh -c "
+               "'echo out$LOCAL_RANK.$TORCHELASTIC_RESTART_COUNT; "
+               "echo err$LOCAL_RANK >&2; test $TORCHELASTIC_RESTART_COUNT = 1'",
+               &out),
+        0);
+    ck_assert_msg(has_line(out, "[default0]:out0.0"), "%s", out);
+    ck_assert_msg(has_line(out, "[default0]:out0.1"), "%s", out);
+    ck_assert_msg(!strstr(out, "out1") && !strstr(out, "err0") &&
+                      !strstr(out, "err1"),
+                  "%s", out);
+    free(out);
+    const char *files[][2] = {{"logs/lj/attempt_0/0/stdout.log", "out0.0\n"},
+                              {"logs/lj/attempt_1/0/stdout.log", "out0.1\n"},
+                              {"logs/lj/attempt_1/1/stdout.log", "out1.1\n"},
+                              {"logs/lj/attempt_1/1/stderr.log", "err1\n"}};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char *text = slurpf(dir, files[i][0]);
+        ck_assert_msg(text, "no %s", files[i][0]);
+        ck_assert_str_eq(text, files[i][1]);
+        free(text);
+    }
+    rmdir_all(dir);
+}
+END_TEST
+
 static Suite *launch_suite(void)
 {
     Suite *s = suite_create("real_launch");
@@ -410,6 +503,8 @@ static Suite *launch_suite(void)
     tcase_add_test(tc, test_usage_errors);
     tcase_add_test(tc, test_two_nodes);
     tcase_add_test(tc, test_workers_share_the_store);
+    tcase_add_test(tc, test_torchrun_flags);
+    tcase_add_test(tc, test_log_dir);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -38,9 +38,10 @@ typedef struct launch_agent {
     store_server_t *srv;
     store_client_t *cl; /* multi-node coordination only */
     char run_id[128];
-    char token[40]; /* generated for a store off loopback, else "" */
-    int sig;        /* the signal received, 0 if none */
-    char fail[256]; /* the round's failure: "code node rank local pid ..." */
+    char token[40];    /* generated for a store off loopback, else "" */
+    int sig;           /* the signal received, 0 if none */
+    char fail[256];    /* the round's failure: "code node rank local pid ..." */
+    char log_tmp[512]; /* the log directory made when none was given */
 } launch_agent_t;
 
 void launch_opts_init(launch_opts_t *o)
@@ -181,25 +182,33 @@ static round_end_t round_run(launch_agent_t *a, int round, char *err,
 {
     if (launch_group_spawn(&a->g, round, err, errlen) != HERD_OK)
         return ROUND_ERROR;
+    round_end_t end = ROUND_OK;
     for (;;) {
+        launch_group_tail(&a->g);
         launch_group_reap(&a->g);
         if (a->g.failed >= 0) {
             publish_failure(a, round);
             launch_group_stop(&a->g, SIGTERM);
-            return ROUND_FAILED;
+            end = ROUND_FAILED;
+            break;
         }
         if (a->g.live == 0)
             break;
         if (remote_failed(a, round)) {
             launch_group_stop(&a->g, SIGTERM);
-            return ROUND_REMOTE_FAILED;
+            end = ROUND_REMOTE_FAILED;
+            break;
         }
         if (agent_sleep(a)) {
             agent_log(a, "got signal %d; forwarding it to the workers", a->sig);
             launch_group_stop(&a->g, a->sig);
-            return ROUND_SIGNALED;
+            end = ROUND_SIGNALED;
+            break;
         }
     }
+    launch_group_tail(&a->g); /* what the workers wrote last */
+    if (end != ROUND_OK)
+        return end;
     return a->cl ? round_wait_nodes(a, round) : ROUND_OK;
 }
 
@@ -254,6 +263,10 @@ static herd_status_t check_opts(const launch_opts_t *o, char *err,
         bad = "--master-addr must not be empty";
     else if (!(o->monitor_interval_s > 0) || o->stop_grace_s < 0)
         bad = "--monitor-interval must be positive";
+    else if (o->redirects && !launch_std_spec_valid(o->redirects))
+        bad = "--redirects must be 0..3 or a map like 0:3,1:1";
+    else if (o->tee && !launch_std_spec_valid(o->tee))
+        bad = "--tee must be 0..3 or a map like 0:3,1:1";
     if (bad)
         snprintf(err, errlen, "%s", bad);
     return bad ? HERD_ERR_INVALID_ARG : HERD_OK;
@@ -395,6 +408,30 @@ static void launch_stop_signals(sigset_t *set)
     sigaddset(set, SIGCHLD);
 }
 
+/* torchrun writes redirected/teed streams under a temporary directory
+ * when --log-dir is not given; so does herd, and says where. */
+static herd_status_t agent_log_dir(launch_agent_t *a, char *err, size_t errlen)
+{
+    const launch_opts_t *o = a->o;
+    int any = 0;
+    for (int i = 0; i < o->nproc_per_node; i++)
+        any |= launch_std_mode(o->redirects, i) | launch_std_mode(o->tee, i);
+    a->g.log_dir = o->log_dir;
+    if (!any || o->log_dir)
+        return HERD_OK;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(a->log_tmp, sizeof(a->log_tmp), "%s/herd_launch_XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(a->log_tmp)) {
+        snprintf(err, errlen, "cannot create a log directory %s: %s",
+                 a->log_tmp, strerror(errno));
+        return HERD_ERR_IO;
+    }
+    a->g.log_dir = a->log_tmp;
+    agent_log(a, "worker logs in %s", a->log_tmp);
+    return HERD_OK;
+}
+
 static herd_status_t agent_init(launch_agent_t *a, const launch_opts_t *o,
                                 sigset_t *old, char *err, size_t errlen)
 {
@@ -416,6 +453,12 @@ static herd_status_t agent_init(launch_agent_t *a, const launch_opts_t *o,
         snprintf(err, errlen, "out of memory");
         return HERD_ERR_NO_MEMORY;
     }
+    for (int i = 0; i < a->g.n; i++)
+        for (int s = 0; s < 2; s++)
+            a->g.w[i].log_fd[s] = a->g.w[i].tail_fd[s] = -1;
+    herd_status_t st = agent_log_dir(a, err, errlen);
+    if (st != HERD_OK)
+        return st;
     sigset_t set;
     sigemptyset(&set);
     launch_stop_signals(&set);
@@ -456,6 +499,8 @@ herd_status_t launch_run(const launch_opts_t *o, launch_result_t *out,
         agent_signals(&a);
         close(a.sfd);
     }
+    for (int i = 0; a.g.w && i < a.g.n; i++)
+        launch_worker_logs_close(&a.g.w[i]);
     free(a.g.w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (st == HERD_OK)

@@ -24,6 +24,9 @@ typedef struct launch_opts {
     double stop_grace_s;       /* SIGTERM, then SIGKILL after this (5) */
     double store_timeout_s;    /* joining node 0's store (300) */
     int quiet;                 /* no progress lines on stderr */
+    const char *log_dir;       /* torchrun's --log-dir (NULL: a temp dir) */
+    const char *redirects;     /* "0".."3" or "0:3,1:1" (NULL: none) */
+    const char *tee;           /* same form as redirects (NULL: none) */
     char *const *argv;         /* the worker command, NULL-terminated */
 } launch_opts_t;
 
@@ -43,6 +46,12 @@ typedef struct launch_result {
  * worked (see out->exit_code for the job's outcome, 0 when every worker
  * succeeded), or an error with a message in err (bad options, the master
  * port taken, no fork). Never leaves a child behind. */
+/* 1 when spec is a --redirects/--tee value: one digit 0..3 (0 none,
+ * 1 stdout, 2 stderr, 3 both) or a map "0:3,1:1" by local rank. */
+int launch_std_spec_valid(const char *spec);
+/* The mode spec gives local_rank (a valid spec; ranks absent: 0). */
+int launch_std_mode(const char *spec, int local_rank);
+
 herd_status_t launch_run(const launch_opts_t *o, launch_result_t *out,
                          char *err, size_t errlen);
 

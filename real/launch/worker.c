@@ -128,7 +128,8 @@ static char **env_build(const launch_group_t *g, const launch_worker_t *w,
 }
 
 /* In the child: only async-signal-safe calls until exec. */
-static void child_exec(const launch_group_t *g, char **env)
+static void child_exec(const launch_group_t *g, const launch_worker_t *w,
+                       char **env)
 {
     setpgid(0, 0);
     /* A launcher killed outright takes its workers with it. */
@@ -136,6 +137,9 @@ static void child_exec(const launch_group_t *g, char **env)
     if (getppid() != g->launcher_pid)
         _exit(128 + SIGKILL);
     sigprocmask(SIG_SETMASK, &g->child_mask, NULL);
+    for (int s = 0; s < 2; s++) /* redirected or teed: into the file */
+        if (w->log_fd[s] >= 0)
+            dup2(w->log_fd[s], 1 + s);
     execvpe(g->o->argv[0], g->o->argv, env);
     int e = errno;
     const char *m1 = "herd launch: cannot run '", *m2 = "': ";
@@ -161,12 +165,23 @@ herd_status_t launch_group_spawn(launch_group_t *g, int round, char *err,
         w->rank = o->node_rank * o->nproc_per_node + i;
         w->pid = w->spawned = 0;
         w->status = 0;
+        launch_worker_logs_close(w); /* the last round's tails */
+        if (launch_worker_logs_open(g, w, round, err, errlen) != HERD_OK) {
+            launch_group_stop(g, SIGKILL);
+            return HERD_ERR_IO;
+        }
         char **env = env_build(g, w, round);
         pid_t pid = env ? fork() : -1;
         if (pid == 0)
-            child_exec(g, env);
+            child_exec(g, w, env);
         int e = errno;
         env_free(env);
+        /* the child has its copies; the launcher keeps only the tails */
+        for (int s = 0; s < 2; s++)
+            if (w->log_fd[s] >= 0) {
+                close(w->log_fd[s]);
+                w->log_fd[s] = -1;
+            }
         if (pid < 0) {
             snprintf(err, errlen, "cannot start local rank %d: %s", i,
                      env ? strerror(e) : "out of memory");
