@@ -110,6 +110,7 @@ START_TEST(stranger_cannot_claim_a_rank)
             close(go[1]);
             go_fd = go[0];
             setenv("HERD_STORE_EXTERNAL", "1", 1);
+            setenv("HERD_TCP_HANDSHAKE_MS", "300", 1);
             herd_init_t init = {.backend = "tcp",
                                 .init_method = method,
                                 .rank = r,
@@ -148,6 +149,16 @@ START_TEST(stranger_cannot_claim_a_rank)
     /* The 8-byte handshake of before the cookie. */
     uint32_t old[2] = {0x48534448u, 2};
     int s2 = stranger(lo, dport, old, sizeof(old));
+    /* A handshake that never completes: closed at its deadline (300 ms
+     * here), while the job waits for rank 2. */
+    int s3 = connect_to(lo, dport);
+    ck_assert_int_ge(s3, 0);
+    ck_assert_int_eq(send(s3, &hs, 3, MSG_NOSIGNAL), 3);
+    struct pollfd pf = {.fd = s3, .events = POLLIN};
+    ck_assert_msg(poll(&pf, 1, 5000) == 1, "a stalled handshake was kept");
+    char b;
+    ck_assert_int_eq(recv(s3, &b, 1, 0), 0); /* EOF: rank 0 closed it */
+    close(s3);
     ck_assert_int_eq(write(go[1], "g", 1), 1);
     int codes[ST_P];
     for (int r = 0; r < ST_P; r++) {

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "real/tcp/tcp.h"
@@ -20,6 +21,17 @@
 #define TCP_IOV_MAX 64
 /* Accepted connections waiting for their handshake, at most. */
 #define TCP_MAX_PENDING(w) (64 + 2 * (w)->size)
+/* A peer sends its 24-byte handshake right after connecting; a connection
+ * that has not sent all of it within this long is a stranger or a stuck
+ * peer, and is closed (HERD_TCP_HANDSHAKE_MS overrides; tests shorten it). */
+#define TCP_HANDSHAKE_MS 10000
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void set_sockopts(int fd)
 {
@@ -51,9 +63,15 @@ static void pending_cb(evutil_socket_t fd, short what, void *arg)
 {
     tcp_pending_t *pd = arg;
     tcp_world_t *w = pd->w;
-    (void)what;
-    ssize_t n = recv(fd, (char *)pd->buf + pd->got, sizeof(pd->buf) - pd->got,
-                     MSG_DONTWAIT);
+    ssize_t n = (what & EV_READ) ? recv(fd, (char *)pd->buf + pd->got,
+                                        sizeof(pd->buf) - pd->got, MSG_DONTWAIT)
+                                 : -1;
+    if (n < 0 && !(what & EV_READ))
+        errno = EAGAIN; /* a timer tick: only the deadline is checked */
+    /* A handshake trickling in byte by byte must not hold the slot. */
+    if (n <= 0 && (errno == EAGAIN || errno == EINTR) &&
+        mono_ns() >= pd->deadline_ns)
+        n = 0;
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         close(pd->fd);
         pending_free(w, pd);
@@ -212,12 +230,18 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
         }
         pd->fd = fd;
         pd->w = w;
+        int ms = core_env_int("HERD_TCP_HANDSHAKE_MS", TCP_HANDSHAKE_MS);
+        pd->deadline_ns = mono_ns() + (uint64_t)(ms > 0 ? ms : 1) * 1000000ull;
         pd->ev = event_new(w->base, fd, EV_READ | EV_PERSIST, pending_cb, pd);
         pd->next = w->pending;
         w->pending = pd;
         w->npending++;
+        /* the timer wakes the check even when nothing more arrives */
+        struct timeval tick = {.tv_sec = 0, .tv_usec = 250000};
+        if (ms < 250)
+            tick.tv_usec = (suseconds_t)ms * 1000;
         if (pd->ev)
-            event_add(pd->ev, NULL);
+            event_add(pd->ev, &tick);
         /* The handshake is usually there already: settle the pair now. */
         pending_cb(fd, EV_READ, pd);
     }

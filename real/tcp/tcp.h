@@ -134,6 +134,7 @@ typedef struct tcp_pending {
     struct event *ev;
     uint8_t buf[sizeof(tcp_handshake_t)];
     size_t got;
+    uint64_t deadline_ns; /* the whole handshake, from accept */
     tcp_world_t *w;
 } tcp_pending_t;
 
