@@ -438,6 +438,12 @@ herd_status_t cli_sim_replay(const trace_scenario_t *sc, const trace_t *t,
     rp.channels = sc->channels;
     rp.chunk_bytes = sc->chunk_bytes;
     rp.steps = steps ? steps : sc->steps;
+    char werr[512];
+    if (trace_replay_check_work(t, rp.steps, werr, sizeof(werr)) != HERD_OK) {
+        fprintf(stderr, "herd: %s: %s\n", sc->path ? sc->path : "scenario",
+                werr);
+        return HERD_ERR_INVALID_ARG;
+    }
     rp.errors = calloc((size_t)t->world_size, sizeof(char *));
     if (!rp.errors)
         return HERD_ERR_NO_MEMORY;

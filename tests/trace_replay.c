@@ -3,6 +3,7 @@
  * rank filters, markers) shows up in the timeline of the right ranks,
  * with labels and statuses; a trace for the wrong world size fails
  * cleanly. */
+#include <stdlib.h>
 #include <string.h>
 
 #include <herd/sim.h>
@@ -113,12 +114,60 @@ START_TEST(test_wrong_world)
 }
 END_TEST
 
+/* A scenario's steps times a trace's ops is bounded: the text trace has
+ * 9 SPMD ops on 4 ranks (36 per pass); a per-rank list counts its own. */
+START_TEST(test_work_bound)
+{
+    char err[512];
+    trace_t *t = NULL;
+    ck_assert_int_eq(trace_read_json_string(text, "t", &t, err, sizeof(err)),
+                     0);
+    uint64_t per = (uint64_t)t->nspmd * 4;
+    ck_assert_int_eq(trace_replay_check_work(t, 1000000, err, sizeof(err)),
+                     HERD_OK);
+    int too_many = (int)(TRACE_REPLAY_MAX_OPS / per + 1);
+    ck_assert_int_eq(trace_replay_check_work(t, too_many, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(err, "workload.steps"));
+    ck_assert_ptr_nonnull(strstr(err, "the limit is 1e+09"));
+    trace_destroy(t);
+    /* through herd sim: 300 ops on 4 ranks x 10^6 steps, refused before
+     * anything runs, naming the key */
+    char *dir = tu_tmpdir(), path[1024], args[2200], *out = NULL;
+    snprintf(path, sizeof(path), "%s/t.json", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\"format\": \"herd-trace\", \"version\": 1, \"world_size\": 4, "
+          "\"ops\": [", f);
+    for (int i = 0; i < 300; i++)
+        fprintf(f, "%s{\"op\": \"compute\", \"dur_us\": 1}", i ? ", " : "");
+    fputs("]}", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/s.yaml", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("name: big\ncluster: {nodes: 1, gpus_per_node: 4}\n"
+          "workload: {trace: t.json, steps: 1000000}\n", f);
+    fclose(f);
+    snprintf(args, sizeof(args), "sim %s -o %s/out --no-plots 2>&1", path,
+             dir);
+    ck_assert_int_ne(tu_herd(args, &out), 0);
+    ck_assert_msg(strstr(out, "workload.steps") && strstr(out, "limit"), "%s",
+                  out);
+    free(out);
+    snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+    tu_run(path, NULL);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trace_replay");
     TCase *tc = tcase_create("replay");
     tcase_add_test(tc, test_replay_sim);
     tcase_add_test(tc, test_wrong_world);
+    tcase_add_test(tc, test_work_bound);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

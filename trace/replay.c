@@ -25,6 +25,30 @@ typedef struct rp_rank {
     int rank;
 } rp_rank_t;
 
+herd_status_t trace_replay_check_work(const trace_t *t, int steps, char *err,
+                                      size_t errlen)
+{
+    uint64_t own = 0, with_own = 0;
+    for (uint32_t i = 0; i < t->nrank_lists; i++) {
+        own += t->rank_lists[i].span.n;
+        with_own++;
+    }
+    uint64_t spmd_ranks = (uint64_t)t->world_size > with_own
+                              ? (uint64_t)t->world_size - with_own
+                              : 0;
+    uint64_t per_step = (uint64_t)t->nspmd * spmd_ranks + own;
+    uint64_t n = steps > 0 ? (uint64_t)steps : 1;
+    if (per_step == 0 || per_step <= TRACE_REPLAY_MAX_OPS / n)
+        return HERD_OK;
+    snprintf(err, errlen,
+             "workload.steps: %llu pass(es) of a trace of %llu ops over all "
+             "ranks ask for %.3g ops; the limit is %.3g (fewer steps, or a "
+             "smaller trace)",
+             (unsigned long long)n, (unsigned long long)per_step,
+             (double)n * (double)per_step, (double)TRACE_REPLAY_MAX_OPS);
+    return HERD_ERR_INVALID_ARG;
+}
+
 void trace_replay_init(trace_replay_t *r, const trace_t *trace)
 {
     memset(r, 0, sizeof(*r));

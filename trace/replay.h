@@ -25,6 +25,14 @@ typedef struct trace_replay {
 /* Defaults: every algorithm AUTO, one pass. */
 void trace_replay_init(trace_replay_t *r, const trace_t *trace);
 
+/* The work `steps` passes of `trace` ask for (ops posted over all ranks)
+ * must stay under TRACE_REPLAY_MAX_OPS: a scenario's `steps` times a
+ * large trace is otherwise an unbounded run from two numbers. The
+ * message names workload.steps, the product and the limit. */
+#define TRACE_REPLAY_MAX_OPS 1000000000ull
+herd_status_t trace_replay_check_work(const trace_t *trace, int steps,
+                                      char *err, size_t errlen);
+
 /* The herd_main_fn; `arg` is a const trace_replay_t. Returns 0, or 1
  * when an op failed (the error is on the communicator), 2 when the trace
  * does not fit the world (size mismatch). */
