@@ -112,8 +112,8 @@ herd_status_t sim_evq_push(sim_evq_t *q, uint64_t time, uint32_t type,
         .time = time, .seq = q->next_seq++, .p = p, .type = type, .a = a};
     int i = pick_lane(q, time);
     herd_status_t st = i >= 0 ? lane_push(&q->lane[i], &ev) : heap_push(q, &ev);
-    if (st == HERD_OK)
-        q->n++;
+    if (st == HERD_OK && (q->n++ == 0 || time < q->next_t))
+        q->next_t = time;
     return st;
 }
 
@@ -131,27 +131,8 @@ static int first_lane(const sim_evq_t *q)
     return best;
 }
 
-int sim_evq_pop(sim_evq_t *q, sim_ev_t *out)
-{
-    if (q->n == 0)
-        return 0;
-    int i = first_lane(q);
-    if (i >= 0) {
-        sim_evq_lane_t *l = &q->lane[i];
-        if (q->hn == 0 || ev_less(&l->v[l->head], &q->heap[0])) {
-            *out = l->v[l->head++];
-            if (l->head == l->tail)
-                l->head = l->tail = 0;
-            q->n--;
-            return 1;
-        }
-    }
-    heap_pop(q, out);
-    q->n--;
-    return 1;
-}
-
-uint64_t sim_evq_next_time(const sim_evq_t *q)
+/* The earliest time queued, searched (after a pop). */
+static uint64_t earliest(const sim_evq_t *q)
 {
     uint64_t t = q->hn ? q->heap[0].time : UINT64_MAX;
     for (int i = 0; i < SIM_EVQ_LANES; i++) {
@@ -160,6 +141,29 @@ uint64_t sim_evq_next_time(const sim_evq_t *q)
             t = l->v[l->head].time;
     }
     return t;
+}
+
+int sim_evq_pop(sim_evq_t *q, sim_ev_t *out)
+{
+    if (q->n == 0)
+        return 0;
+    int i = first_lane(q);
+    sim_evq_lane_t *l = i >= 0 ? &q->lane[i] : NULL;
+    if (l && (q->hn == 0 || ev_less(&l->v[l->head], &q->heap[0]))) {
+        *out = l->v[l->head++];
+        if (l->head == l->tail)
+            l->head = l->tail = 0;
+    } else {
+        heap_pop(q, out);
+    }
+    q->n--;
+    q->next_t = earliest(q);
+    return 1;
+}
+
+uint64_t sim_evq_next_time(const sim_evq_t *q)
+{
+    return q->n ? q->next_t : UINT64_MAX;
 }
 
 void sim_evq_fini(sim_evq_t *q)

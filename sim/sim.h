@@ -101,6 +101,8 @@ typedef struct sim_evq {
     sim_ev_t *heap;
     size_t hn, cap; /* heap entries, allocated */
     size_t n;       /* events queued, heap and lanes */
+    uint64_t next_t; /* the earliest one's time, when n > 0 (asked for at
+                        every turn of the loop, so kept, not searched) */
     uint64_t next_seq;
     sim_evq_lane_t lane[SIM_EVQ_LANES];
 } sim_evq_t;
