@@ -24,7 +24,7 @@ def compute(fwd, params, opt_bytes_per_param, buffer_bytes, note):
     numel = sum(p["numel"] for p in params)
     return {"note": note, "device_tflops": TFLOPS, "efficiency": EFF,
             "forward_flops": fwd, "optimizer_s": numel * opt_bytes_per_param / HBM,
-            "kernel_overhead_s": OVERHEAD_S, "copy_gbps": 750,
+            "kernel_overhead_s": OVERHEAD_S, "copy_GBps": 750,
             "buffer_bytes": buffer_bytes}
 
 

@@ -396,6 +396,98 @@ START_TEST(test_model_compute)
 }
 END_TEST
 
+/* Measured inputs, taken as measured: ready offsets give the order and the
+ * gaps, the tail is backward after the last gradient, the copy rate's
+ * names are in bytes. */
+START_TEST(test_model_measured)
+{
+    ddp_model_t m;
+    char err[512];
+    ck_assert_msg(
+        load_text("{\"compute\":{\"backward_tail_s\":0.002,"
+                  "\"copy_GBps\":2},\"grad_ready_offsets_s\":[0.009,"
+                  "0.004,null,0.001],\"params\":[{\"shape\":[3]},"
+                  "{\"shape\":[3]},{\"shape\":[3]},{\"shape\":[3]}]}",
+                  &m, err) == HERD_OK,
+        "%s", err);
+    ck_assert_uint_eq(m.nready, 4);
+    size_t want[] = {3, 1, 0, 2}; /* by offset; the unused one last */
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(m.ready_order[i], want[i]);
+    ck_assert_double_eq_tol(m.params[3].bwd_s, 0.001, 1e-12);
+    ck_assert_double_eq_tol(m.params[1].bwd_s, 0.003, 1e-12);
+    ck_assert_double_eq_tol(m.params[0].bwd_s, 0.005, 1e-12);
+    ck_assert_double_eq_tol(m.params[2].bwd_s, 0, 1e-12);
+    ck_assert_double_eq_tol(m.bwd_tail_s, 0.002, 1e-12);
+    ck_assert_double_eq_tol(m.copy_bw, 2e9, 1);
+    ck_assert_double_eq_tol(ddp_model_bwd_total(&m), 0.011, 1e-12);
+    ddp_model_fini(&m);
+    /* a grad_ready_order that disagrees, a time given twice, two rates */
+    ck_assert_int_ne(load_text("{\"grad_ready_offsets_s\":[0.2,0.1],"
+                               "\"grad_ready_order\":[0,1],\"params\":"
+                               "[{\"shape\":[3]},{\"shape\":[3]}]}",
+                               &m, err),
+                     HERD_OK);
+    ck_assert_ptr_nonnull(strstr(err, "grad_ready_offsets_s puts"));
+    ck_assert_int_ne(load_text("{\"grad_ready_offsets_s\":[0.2,0.1],"
+                               "\"params\":[{\"shape\":[3],"
+                               "\"backward_s\":1},{\"shape\":[3]}]}",
+                               &m, err),
+                     HERD_OK);
+    ck_assert_ptr_nonnull(strstr(err, "give one or the other"));
+    ck_assert_int_ne(load_text("{\"grad_ready_offsets_s\":[0.2],"
+                               "\"params\":[{\"shape\":[3]},"
+                               "{\"shape\":[3]}]}",
+                               &m, err),
+                     HERD_OK);
+    ck_assert_ptr_nonnull(strstr(err, "one per parameter"));
+    ck_assert_int_ne(load_text("{\"compute\":{\"copy_GBps\":1,"
+                               "\"copy_gbps\":1},\"params\":[{\"shape\":"
+                               "[3]}]}",
+                               &m, err),
+                     HERD_OK);
+    ck_assert_ptr_nonnull(strstr(err, "copy rate once"));
+    /* the old name still loads, as gigabytes */
+    ck_assert_int_eq(load_text("{\"compute\":{\"copy_gbps\":3},"
+                               "\"params\":[{\"shape\":[3]}]}",
+                               &m, err),
+                     HERD_OK);
+    ck_assert_double_eq_tol(m.copy_bw, 3e9, 1);
+    ddp_model_fini(&m);
+    /* the walk computes the tail after the last gradient: a step's
+     * backward is 4 x 1 ms + 2.5 ms, the optimizer starts after it */
+    ddp_cfg_t cfg;
+    ddp_cfg_init(&cfg);
+    ddp_job_t *job = NULL;
+    char *dir = tu_tmpdir();
+    snprintf(cfg.model, sizeof(cfg.model), "%s/tail.json", dir);
+    FILE *f = fopen(cfg.model, "w");
+    fputs("{\"compute\":{\"forward_s\":0.002,\"optimizer_s\":0.001,"
+          "\"backward_tail_s\":0.0025},\"params\":[{\"shape\":[262144],"
+          "\"backward_s\":0.001},{\"shape\":[262144],\"backward_s\":0.001},"
+          "{\"shape\":[262144],\"backward_s\":0.001},{\"shape\":[262144],"
+          "\"backward_s\":0.001}]}", f);
+    fclose(f);
+    ck_assert_msg(ddp_job_create(&cfg, NULL, 2, &job, err, sizeof(err)) ==
+                      HERD_OK,
+                  "%s", err);
+    remove(cfg.model);
+    remove(dir);
+    free(dir);
+    rec_t *r = malloc(sizeof(*r));
+    int raised;
+    char msg[DDP_ERR_MSG_MAX];
+    walk(job, 0, r, &raised, msg);
+    long opt = find(r, 'c', "optimizer", 0), fwd = find(r, 'c', "forward", 0);
+    ck_assert_int_ge(opt, 0);
+    ck_assert_int_ge(fwd, 0);
+    /* forward 2 ms, then backward 4 ms + 2.5 ms before the optimizer */
+    ck_assert_double_eq_tol(r->ev[opt].t - r->ev[fwd].t, 0.0085, 1e-9);
+    free(r);
+    ddp_job_destroy(job);
+}
+END_TEST
+
 START_TEST(test_cfg_parsing)
 {
     ddp_cfg_t c;
@@ -432,6 +524,7 @@ int main(void)
     tcase_add_test(tc, test_no_sync_and_hooks);
     tcase_add_test(tc, test_uneven_data_and_rank0_extras);
     tcase_add_test(tc, test_model_compute);
+    tcase_add_test(tc, test_model_measured);
     tcase_add_test(tc, test_cfg_parsing);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

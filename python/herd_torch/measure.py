@@ -79,7 +79,7 @@ class ReadyRecorder:
         self._keep = []
 
 
-def copy_gbps(device, nbytes):
+def copy_GBps(device, nbytes):
     """Device memory copy rate in GB/s (DDP's gradient <-> bucket copies)."""
     n = max(1 << 18, min(int(nbytes), 64 << 20) // 4)
     src = torch.ones(n, device=device)

@@ -187,11 +187,34 @@ static herd_status_t seconds_or_flops(const load_ctx_t *c, json_t *cj,
     return HERD_OK;
 }
 
+/* The gradient <-> bucket copy rate in GB/s (gigabytes): copy_GBps, or
+ * copy_bytes_per_s; copy_gbps, read as gigabytes too, is the old name
+ * (it reads as gigabits: kept for files that have it, documented). */
+static herd_status_t parse_copy_rate(const load_ctx_t *c, json_t *cj,
+                                     double *gbytes_per_s)
+{
+    double GBps = -1, Bps = -1, old = -1;
+    herd_status_t st = get_num(c, cj, "copy_GBps", "compute", &GBps);
+    if (st == HERD_OK)
+        st = get_num(c, cj, "copy_bytes_per_s", "compute", &Bps);
+    if (st == HERD_OK)
+        st = get_num(c, cj, "copy_gbps", "compute", &old);
+    if (st != HERD_OK)
+        return st;
+    int n = (GBps >= 0) + (Bps >= 0) + (old >= 0);
+    if (n > 1)
+        return fail(c, "compute: give the copy rate once (copy_GBps, "
+                       "copy_bytes_per_s or the old copy_gbps)");
+    *gbytes_per_s = GBps >= 0 ? GBps : Bps >= 0 ? Bps / 1e9 : old >= 0 ? old : 0;
+    return HERD_OK;
+}
+
 static herd_status_t parse_compute(const load_ctx_t *c, json_t *root,
                                    ddp_model_t *m, compute_spec_t *spec)
 {
     json_t *cj = json_object_get(root, "compute");
     double tflops = 0, eff = 1, fwd = 0, opt = 0, gbps = 0;
+    m->bwd_tail_s = 0;
     spec->rate = 0;
     spec->bwd_total = -1;
     spec->overhead = 0;
@@ -214,7 +237,11 @@ static herd_status_t parse_compute(const load_ctx_t *c, json_t *root,
     if (st == HERD_OK)
         st = get_num(c, cj, "kernel_overhead_s", "compute", &spec->overhead);
     if (st == HERD_OK)
-        st = get_num(c, cj, "copy_gbps", "compute", &gbps);
+        st = parse_copy_rate(c, cj, &gbps);
+    if (st == HERD_OK)
+        st = get_num(c, cj, "backward_tail_s", "compute", &m->bwd_tail_s);
+    if (st == HERD_OK && m->bwd_tail_s < 0)
+        m->bwd_tail_s = 0;
     if (st == HERD_OK)
         st = get_u64(c, cj, "buffer_bytes", "compute", 0, &m->buffer_bytes);
     m->fwd_s = fwd > 0 ? fwd : 0;
@@ -252,6 +279,20 @@ static herd_status_t parse_ready(const load_ctx_t *c, json_t *root,
         return HERD_OK;
     if (!json_is_array(r))
         return fail(c, "grad_ready_order: expected an array of indices");
+    if (m->ready_order) { /* from grad_ready_offsets_s: they must agree */
+        if (json_array_size(r) != m->nready)
+            return fail(c, "grad_ready_order: %zu indices for a model of %zu "
+                           "parameters", json_array_size(r), m->nready);
+        for (size_t i = 0; i < json_array_size(r) && i < m->nready; i++)
+            if (json_integer_value(json_array_get(r, i)) !=
+                (json_int_t)m->ready_order[i])
+                return fail(c, "grad_ready_order[%zu]: %lld, but "
+                               "grad_ready_offsets_s puts parameter %zu there",
+                            i, (long long)json_integer_value(
+                                   json_array_get(r, i)),
+                            m->ready_order[i]);
+        return HERD_OK;
+    }
     m->ready_order = calloc(json_array_size(r) + 1, sizeof(size_t));
     if (!m->ready_order)
         return HERD_ERR_NO_MEMORY;
@@ -320,6 +361,86 @@ static herd_status_t parse_layers(const load_ctx_t *c, json_t *root,
     return st;
 }
 
+typedef struct off_ent {
+    double t;
+    size_t p;
+} off_ent_t;
+
+static int off_cmp(const void *a, const void *b)
+{
+    const off_ent_t *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->p < y->p ? -1 : x->p > y->p;
+}
+
+/* Fills order[] from offsets: the timed parameters by their offsets, then
+ * those without one (unused: no gradient) last, by index. Sets each timed
+ * parameter's backward time to the gap since the gradient before it. */
+static void offsets_apply(ddp_model_t *m, off_ent_t *e, size_t n, size_t *order,
+                          int *given)
+{
+    qsort(e, n, sizeof(*e), off_cmp);
+    double prev = 0;
+    size_t k = 0;
+    for (; k < n; k++) {
+        m->params[e[k].p].bwd_s = e[k].t - prev;
+        prev = e[k].t;
+        given[e[k].p] = 1;
+        order[k] = e[k].p;
+    }
+    for (size_t p = 0; p < m->nparams; p++)
+        if (!given[p])
+            order[k++] = p;
+}
+
+/* "grad_ready_offsets_s": per parameter (by index) the seconds from the
+ * start of backward until its gradient is ready, as measured (null for a
+ * parameter without a gradient). Taken as measured: the ready order is
+ * the offsets' order and each backward time the gap to the previous
+ * gradient; compute.backward_tail_s is what backward computes after the
+ * last one. */
+static herd_status_t parse_offsets(const load_ctx_t *c, json_t *root,
+                                   ddp_model_t *m, int *given)
+{
+    json_t *o = json_object_get(root, "grad_ready_offsets_s");
+    if (!o)
+        return HERD_OK;
+    if (!json_is_array(o) || json_array_size(o) != m->nparams)
+        return fail(c, "grad_ready_offsets_s: expected an array of %zu "
+                       "entries (seconds from the start of backward, or "
+                       "null), one per parameter",
+                    m->nparams);
+    off_ent_t *e = calloc(m->nparams, sizeof(*e));
+    m->ready_order = calloc(m->nparams + 1, sizeof(size_t));
+    if (!e || !m->ready_order) {
+        free(e);
+        return HERD_ERR_NO_MEMORY;
+    }
+    size_t n = 0;
+    for (size_t p = 0; p < m->nparams; p++) {
+        json_t *v = json_array_get(o, p);
+        if (json_is_null(v))
+            continue;
+        double t = json_number_value(v);
+        if (!json_is_number(v) || !(t >= 0) || t > 1e6) {
+            free(e);
+            return fail(c, "grad_ready_offsets_s[%zu]: expected seconds in "
+                           "[0, 1e6] or null", p);
+        }
+        if (given[p]) {
+            free(e);
+            return fail(c, "grad_ready_offsets_s[%zu]: params[%zu] has a "
+                           "backward time too; give one or the other", p, p);
+        }
+        e[n++] = (off_ent_t){t, p};
+    }
+    offsets_apply(m, e, n, m->ready_order, given);
+    m->nready = m->nparams;
+    free(e);
+    return HERD_OK;
+}
+
 static herd_status_t parse_params(const load_ctx_t *c, json_t *root,
                                   ddp_model_t *m)
 {
@@ -345,6 +466,8 @@ static herd_status_t parse_params(const load_ctx_t *c, json_t *root,
     }
     if (st == HERD_OK)
         st = parse_layers(c, root, spec.rate, m, given);
+    if (st == HERD_OK)
+        st = parse_offsets(c, root, m, given);
     if (st == HERD_OK)
         spread_backward(m, given, &spec);
     free(given);
@@ -407,7 +530,7 @@ void ddp_model_fini(ddp_model_t *m)
 
 double ddp_model_bwd_total(const ddp_model_t *m)
 {
-    double t = 0;
+    double t = m->bwd_tail_s;
     for (size_t i = 0; i < m->nparams; i++)
         t += m->params[i].bwd_s;
     return t;
@@ -454,6 +577,7 @@ void ddp_model_scale_compute(ddp_model_t *m, double factor)
 {
     m->fwd_s *= factor;
     m->opt_s *= factor;
+    m->bwd_tail_s *= factor;
     for (size_t i = 0; i < m->nparams; i++)
         m->params[i].bwd_s *= factor;
 }

@@ -38,6 +38,7 @@ typedef struct ddp_model {
     double opt_s;          /* optimizer step */
     uint64_t buffer_bytes; /* module buffers (BatchNorm stats, ...) */
     double copy_bw;        /* bytes/s of gradient <-> bucket copies; 0: free */
+    double bwd_tail_s;     /* backward compute after the last gradient */
 } ddp_model_t;
 
 /* Load a model file (JSON). On error returns HERD_ERR_IO / HERD_ERR_PARSE

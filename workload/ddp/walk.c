@@ -132,6 +132,7 @@ static herd_status_t backward(walk_t *w, const ddp_buckets_t *bs, long iter,
         if (sync && --w->left[bs->bucket_of[p]] == 0)
             st = bucket_ready(w, bs, bs->bucket_of[p]);
     }
+    w->acc += m->bwd_tail_s; /* computed after the last gradient */
     return st == HERD_OK ? flush(w) : st;
 }
 
