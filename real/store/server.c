@@ -46,7 +46,7 @@ void store_limits_default(store_limits_t *lim)
     lim->log_every_s = 10.0;
 }
 
-static double now_s(void)
+double srv_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -76,7 +76,7 @@ void srv_log(const char *fmt, ...)
  * log_every_s, with a count of those left out. */
 static void srv_log_limited(store_server_t *srv, const char *msg)
 {
-    double t = now_s();
+    double t = srv_now_s();
     if (srv->last_log > 0 && t - srv->last_log < srv->lim.log_every_s) {
         srv->suppressed++;
         return;
@@ -149,7 +149,7 @@ static void conn_arm(srv_conn_t *c)
         evtimer_del(c->timer);
         return;
     }
-    struct timeval tv = tv_of(d - now_s());
+    struct timeval tv = tv_of(d - srv_now_s());
     evtimer_add(c->timer, &tv);
 }
 
@@ -178,7 +178,7 @@ static void conn_timer_cb(evutil_socket_t fd, short what, void *arg)
                       "a request stalled (%zu of %zu bytes after %.3g s); "
                       "slow or stuck client",
                       evbuffer_get_length(bufferevent_get_input(c->bev)),
-                      c->need, now_s() - c->t_frame);
+                      c->need, srv_now_s() - c->t_frame);
 }
 
 /* Count the connection's unprocessed input; 0 when the total is over the
@@ -204,6 +204,13 @@ static int conn_frames(srv_conn_t *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->bev);
     char why[160];
+    if (c->proto == SRV_PROTO_UNKNOWN) {
+        int r = srv_detect(c);
+        if (r != FRAME_NEXT)
+            return r == FRAME_FREED ? r : FRAME_NEXT;
+    }
+    if (c->proto == SRV_PROTO_TCPS)
+        return srv_tcps_frames(c);
     while (!c->waiter && !c->closing) {
         size_t max = c->authed ? STORE_MAX_FRAME : STORE_MAX_AUTH_FRAME;
         size_t avail = evbuffer_get_length(in), need = 0, used = 0;
@@ -225,7 +232,7 @@ static int conn_frames(srv_conn_t *c)
             return srv_conn_fail(c, "%s", why);
         if (fr == STORE_FRAME_PARTIAL) {
             if (!c->partial && avail > 0)
-                c->t_frame = now_s();
+                c->t_frame = srv_now_s();
             c->partial = avail > 0;
             c->need = need;
             return FRAME_NEXT;
@@ -306,7 +313,7 @@ static void accept_cb(struct evconnlistener *lis, evutil_socket_t fd,
     c->srv = srv;
     c->bev = bev;
     c->timer = timer;
-    c->t_accept = now_s();
+    c->t_accept = srv_now_s();
     c->authed = srv->token == NULL;
     c->next = srv->conns;
     if (c->next)

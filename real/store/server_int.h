@@ -24,6 +24,7 @@ typedef struct srv_conn {
     struct bufferevent *bev;
     struct event *timer; /* authentication and stalled-frame deadlines */
     int authed;
+    int proto;   /* SRV_PROTO_*: told by the connection's first bytes */
     int closing; /* a final reply is queued; free once it is flushed */
     srv_waiter_t *waiter;
     double t_accept;
@@ -53,9 +54,12 @@ struct store_server {
     unsigned long suppressed;
 };
 
+enum { SRV_PROTO_UNKNOWN = 0, SRV_PROTO_HERD = 1, SRV_PROTO_TCPS = 2 };
+
 /* Result of handling one frame. */
 enum { FRAME_NEXT = 0, FRAME_STOP = 1, FRAME_FREED = -1 };
 
+double srv_now_s(void); /* CLOCK_MONOTONIC seconds */
 void srv_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void srv_conn_free(srv_conn_t *c);
 /* Log the reason and close the connection; returns FRAME_FREED. */
@@ -67,5 +71,22 @@ void srv_conn_resume(srv_conn_t *c);
 /* server_req.c */
 int srv_handle(srv_conn_t *c, const store_req_t *q);
 void srv_waiter_free(srv_waiter_t *w);
+/* Park `c` until keys[] all exist, or timeout_ms (<= 0: no limit); the
+ * answer is the protocol's own (herd: a status frame; TCPStore: one
+ * STOP_WAITING byte). */
+herd_status_t srv_waiter_park(srv_conn_t *c, uint8_t op, int n,
+                              const uint8_t *const *keys, const size_t *klens,
+                              int64_t timeout_ms);
+/* Answer every parked waiter whose keys now exist. */
+void srv_wake(store_server_t *srv);
+/* 1 when all n keys exist. */
+int srv_keys_exist(const store_server_t *srv, int n, const void *const *keys,
+                   const size_t *klens);
+
+/* server_tcps.c: TCPStore clients. srv_detect settles c->proto from the
+ * first bytes (FRAME_STOP while they are too few to tell); srv_tcps_frames
+ * runs a TCPStore connection's commands, as conn_frames does frames. */
+int srv_detect(srv_conn_t *c);
+int srv_tcps_frames(srv_conn_t *c);
 
 #endif

@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "real/store/server_int.h"
+#include "real/store/tcps_proto.h"
 
 struct srv_waiter {
     srv_conn_t *conn;
@@ -83,8 +84,8 @@ static void reply_bytes(srv_conn_t *c, herd_status_t st, const void *p,
         bufferevent_write(c->bev, p, n);
 }
 
-static int waiter_ready(const store_server_t *srv, int n,
-                        const void *const *keys, const size_t *klens)
+int srv_keys_exist(const store_server_t *srv, int n, const void *const *keys,
+                   const size_t *klens)
 {
     for (int i = 0; i < n; i++)
         if (!store_map_get(srv->map, keys[i], klens[i]))
@@ -95,7 +96,10 @@ static int waiter_ready(const store_server_t *srv, int n,
 static void waiter_answer(srv_waiter_t *w, herd_status_t st)
 {
     srv_conn_t *c = w->conn;
-    if (st == HERD_OK && w->op == STORE_OP_GET) {
+    if (c->proto == SRV_PROTO_TCPS) {
+        uint8_t b = TCPS_STOP_WAITING; /* TCPStore waits have no timer */
+        bufferevent_write(c->bev, &b, 1);
+    } else if (st == HERD_OK && w->op == STORE_OP_GET) {
         store_entry_t *e = store_map_get(c->srv->map, w->keys[0], w->klens[0]);
         reply_bytes(c, st, e->val, e->vlen);
     } else {
@@ -105,12 +109,13 @@ static void waiter_answer(srv_waiter_t *w, herd_status_t st)
     srv_conn_resume(c);
 }
 
-static void srv_wake(store_server_t *srv)
+void srv_wake(store_server_t *srv)
 {
     srv_waiter_t *w = srv->waiters;
     while (w) {
         srv_waiter_t *next = w->next;
-        if (waiter_ready(srv, w->nkeys, (const void *const *)w->keys, w->klens))
+        if (srv_keys_exist(srv, w->nkeys, (const void *const *)w->keys,
+                           w->klens))
             waiter_answer(w, HERD_OK);
         w = next;
     }
@@ -123,10 +128,9 @@ static void waiter_timeout_cb(evutil_socket_t fd, short what, void *arg)
     waiter_answer(arg, HERD_ERR_TIMEOUT);
 }
 
-/* Park `c` until keys[] all exist, or timeout_ms (<= 0: no limit). */
-static herd_status_t waiter_park(srv_conn_t *c, uint8_t op, int n,
-                                 const uint8_t *const *keys,
-                                 const size_t *klens, int64_t timeout_ms)
+herd_status_t srv_waiter_park(srv_conn_t *c, uint8_t op, int n,
+                              const uint8_t *const *keys, const size_t *klens,
+                              int64_t timeout_ms)
 {
     srv_waiter_t *w = calloc(1, sizeof(*w));
     if (!w)
@@ -169,7 +173,8 @@ static int op_get(srv_conn_t *c, const store_req_t *q)
         reply_bytes(c, HERD_OK, e->val, e->vlen);
         return FRAME_NEXT;
     }
-    if (waiter_park(c, STORE_OP_GET, 1, &q->key, &q->klen, q->num) != HERD_OK)
+    if (srv_waiter_park(c, STORE_OP_GET, 1, &q->key, &q->klen, q->num) !=
+        HERD_OK)
         reply_status(c, HERD_ERR_NO_MEMORY);
     return FRAME_NEXT;
 }
@@ -185,12 +190,12 @@ static int op_keys(srv_conn_t *c, const store_req_t *q)
         return srv_conn_fail(c, "out of memory");
     }
     store_req_keys(q, keys, klens);
-    int all = waiter_ready(c->srv, n, (const void *const *)keys, klens);
+    int all = srv_keys_exist(c->srv, n, (const void *const *)keys, klens);
     if (q->op == STORE_OP_CHECK)
         reply_i64(c, HERD_OK, all);
     else if (all)
         reply_status(c, HERD_OK);
-    else if (waiter_park(c, q->op, n, keys, klens, q->num) != HERD_OK)
+    else if (srv_waiter_park(c, q->op, n, keys, klens, q->num) != HERD_OK)
         reply_status(c, HERD_ERR_NO_MEMORY);
     free(keys);
     free(klens);

@@ -1,0 +1,270 @@
+/* tests/real_store_tcps.c - herd's store speaking PyTorch's TCPStore
+ * protocol, byte for byte as a torch >= 2 client writes it (the bytes
+ * were captured from torch 2.15's TCPStore client): validation, ping,
+ * every command and its reply, herd's clients beside TCPStore ones on
+ * one server, a parked wait cancelled, the limits (an oversized key, an
+ * unknown command, a stalled command, a store with a token), and the
+ * decoder on its own. Loopback only, every read bounded. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "real/store/store.h"
+#include "real/store/tcps_proto.h"
+#include "support/testutil.h"
+
+typedef struct out {
+    uint8_t b[512];
+    size_t n;
+} out_t;
+
+static void o_u(out_t *o, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        o->b[o->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void o_s(out_t *o, const char *s)
+{
+    o_u(o, strlen(s), 8);
+    memcpy(o->b + o->n, s, strlen(s));
+    o->n += strlen(s);
+}
+
+static int tcps_connect(int port, int hello)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (hello)
+        ck_assert_int_eq(write(fd, tcps_hello, TCPS_HELLO_LEN), TCPS_HELLO_LEN);
+    return fd;
+}
+
+static void sendo(int fd, out_t *o)
+{
+    ck_assert_int_eq(write(fd, o->b, o->n), (ssize_t)o->n);
+    o->n = 0;
+}
+
+static void readn(int fd, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = recv(fd, (char *)buf + got, n - got, 0);
+        ck_assert_msg(k > 0, "short reply (%zu of %zu bytes)", got, n);
+        got += (size_t)k;
+    }
+}
+
+static uint64_t read_u(int fd, int n)
+{
+    uint8_t b[8];
+    readn(fd, b, (size_t)n);
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)b[i] << (8 * i);
+    return v;
+}
+
+static void expect_str(int fd, const char *want)
+{
+    uint64_t n = read_u(fd, 8);
+    ck_assert_uint_eq(n, strlen(want));
+    char buf[256] = "";
+    readn(fd, buf, (size_t)n);
+    ck_assert_str_eq(buf, want);
+}
+
+static int closed_by_server(int fd)
+{
+    char b[64];
+    ssize_t k;
+    while ((k = recv(fd, b, sizeof(b), 0)) > 0)
+        ;
+    return k == 0 || (k < 0 && errno == ECONNRESET);
+}
+
+START_TEST(commands)
+{
+    store_server_t *srv = NULL;
+    ck_assert_int_eq(store_server_start("127.0.0.1", 0, NULL, &srv), HERD_OK);
+    int fd = tcps_connect(store_server_port(srv), 1);
+    out_t o = {.n = 0};
+    o_u(&o, TCPS_PING, 1), o_u(&o, 0x543a, 4), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 4), 0x543a);
+    o_u(&o, TCPS_SET, 1), o_s(&o, "/kk"), o_s(&o, "vv"), sendo(fd, &o);
+    o_u(&o, TCPS_GET, 1), o_s(&o, "/kk"), sendo(fd, &o);
+    expect_str(fd, "vv");
+    o_u(&o, TCPS_GET, 1), o_s(&o, "/none"), sendo(fd, &o);
+    expect_str(fd, "");
+    o_u(&o, TCPS_ADD, 1), o_s(&o, "/n"), o_u(&o, 5, 8), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 8), 5);
+    o_u(&o, TCPS_ADD, 1), o_s(&o, "/n"), o_u(&o, (uint64_t)-7, 8),
+        sendo(fd, &o);
+    ck_assert_int_eq((int64_t)read_u(fd, 8), -2);
+    /* compare_set: missing + empty expected sets; a mismatch returns the
+     * current value; a match swaps */
+    o_u(&o, TCPS_COMPARE_SET, 1), o_s(&o, "/c"), o_s(&o, ""), o_s(&o, "x");
+    sendo(fd, &o);
+    expect_str(fd, "x");
+    o_u(&o, TCPS_COMPARE_SET, 1), o_s(&o, "/c"), o_s(&o, "y"), o_s(&o, "z");
+    sendo(fd, &o);
+    expect_str(fd, "x");
+    o_u(&o, TCPS_COMPARE_SET, 1), o_s(&o, "/c"), o_s(&o, "x"), o_s(&o, "w");
+    sendo(fd, &o);
+    expect_str(fd, "w");
+    o_u(&o, TCPS_CHECK, 1), o_u(&o, 2, 8), o_s(&o, "/kk"), o_s(&o, "/c");
+    sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 1), TCPS_READY);
+    o_u(&o, TCPS_CHECK, 1), o_u(&o, 1, 8), o_s(&o, "/none"), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 1), TCPS_NOT_READY);
+    o_u(&o, TCPS_WAIT, 1), o_u(&o, 1, 8), o_s(&o, "/kk"), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 1), TCPS_STOP_WAITING);
+    o_u(&o, TCPS_GETNUMKEYS, 1), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 8), 3);
+    o_u(&o, TCPS_DELETE_KEY, 1), o_s(&o, "/kk"), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 8), 1);
+    o_u(&o, TCPS_DELETE_KEY, 1), o_s(&o, "/kk"), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 8), 0);
+    o_u(&o, TCPS_MULTI_SET, 1), o_u(&o, 2, 8), o_s(&o, "/a"), o_s(&o, "1");
+    o_s(&o, "/b"), o_s(&o, "2"), sendo(fd, &o);
+    o_u(&o, TCPS_APPEND, 1), o_s(&o, "/a"), o_s(&o, "+"), sendo(fd, &o);
+    o_u(&o, TCPS_MULTI_GET, 1), o_u(&o, 2, 8), o_s(&o, "/a"), o_s(&o, "/b");
+    sendo(fd, &o);
+    expect_str(fd, "1+");
+    expect_str(fd, "2");
+    /* herd's client on the same port sees the same table */
+    store_client_t *c = NULL;
+    ck_assert_int_eq(store_client_connect("127.0.0.1", store_server_port(srv),
+                                          NULL, 5.0, &c),
+                     HERD_OK);
+    void *v = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(store_get(c, "/c", 1.0, &v, &n), HERD_OK);
+    ck_assert_str_eq(v, "w");
+    free(v);
+    /* a parked TCPStore wait is answered by herd's set */
+    o_u(&o, TCPS_WAIT, 1), o_u(&o, 1, 8), o_s(&o, "/late"), sendo(fd, &o);
+    ck_assert_int_eq(store_set(c, "/late", "1", 1), HERD_OK);
+    ck_assert_uint_eq(read_u(fd, 1), TCPS_STOP_WAITING);
+    /* ... or cancelled, as torch does when its own timeout passes */
+    o_u(&o, TCPS_WAIT, 1), o_u(&o, 1, 8), o_s(&o, "/never"), sendo(fd, &o);
+    o_u(&o, TCPS_CANCEL_WAIT, 1), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 1), TCPS_WAIT_CANCELED);
+    o_u(&o, TCPS_GETNUMKEYS, 1), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 8), 5);
+    /* a late set of the cancelled key answers nobody */
+    ck_assert_int_eq(store_set(c, "/never", "1", 1), HERD_OK);
+    o_u(&o, TCPS_PING, 1), o_u(&o, 7, 4), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 4), 7);
+    store_client_close(c);
+    close(fd);
+    store_server_stop(srv);
+}
+END_TEST
+
+START_TEST(limits)
+{
+    store_limits_t lim;
+    store_limits_default(&lim);
+    lim.stall_s = 1.0;
+    lim.min_rate = 1 << 20;
+    store_server_t *srv = NULL;
+    ck_assert_int_eq(
+        store_server_start_limits("127.0.0.1", 0, NULL, &lim, &srv), HERD_OK);
+    int port = store_server_port(srv);
+    out_t o = {.n = 0};
+    /* a key over 4 KiB: closed at once, not buffered */
+    int fd = tcps_connect(port, 1);
+    o_u(&o, TCPS_GET, 1), o_u(&o, 1u << 20, 8), sendo(fd, &o);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    /* an unknown command */
+    fd = tcps_connect(port, 1);
+    o_u(&o, 200, 1), sendo(fd, &o);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    /* a command begun and never finished (slow-loris) */
+    fd = tcps_connect(port, 1);
+    o_u(&o, TCPS_SET, 1), o_u(&o, 3, 8), sendo(fd, &o);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    /* half a hello */
+    fd = tcps_connect(port, 0);
+    ck_assert_int_eq(write(fd, tcps_hello, 3), 3);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    store_server_stop(srv);
+    /* a store with a token: TCPStore clients cannot present it */
+    ck_assert_int_eq(store_server_start("127.0.0.1", 0, "sekrit", &srv),
+                     HERD_OK);
+    fd = tcps_connect(store_server_port(srv), 1);
+    o_u(&o, TCPS_GETNUMKEYS, 1), sendo(fd, &o);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    store_server_stop(srv);
+}
+END_TEST
+
+START_TEST(decoder)
+{
+    tcps_req_t q;
+    size_t used = 0, need = 0;
+    char why[160];
+    out_t o = {.n = 0};
+    o_u(&o, TCPS_COMPARE_SET, 1), o_s(&o, "/k"), o_s(&o, "ab"), o_s(&o, "c");
+    ck_assert_int_eq(tcps_decode(o.b, o.n, &q, &used, &need, why, sizeof(why)),
+                     STORE_FRAME_OK);
+    ck_assert_uint_eq(used, o.n);
+    ck_assert_uint_eq(q.klen, 2);
+    ck_assert_uint_eq(q.vlen, 2);
+    ck_assert_uint_eq(q.vlen2, 1);
+    /* every proper prefix is partial */
+    for (size_t k = 0; k < o.n; k++)
+        ck_assert_int_eq(
+            tcps_decode(o.b, k, &q, &used, &need, why, sizeof(why)),
+            STORE_FRAME_PARTIAL);
+    o.n = 0;
+    o_u(&o, TCPS_WAIT, 1), o_u(&o, STORE_MAX_WAIT_KEYS + 1, 8);
+    ck_assert_int_eq(tcps_decode(o.b, o.n, &q, &used, &need, why, sizeof(why)),
+                     STORE_FRAME_BAD);
+    ck_assert_ptr_nonnull(strstr(why, "keys (limit"));
+    o.n = 0;
+    o_u(&o, TCPS_SET, 1), o_s(&o, "/k"), o_u(&o, (uint64_t)1 << 40, 8);
+    ck_assert_int_eq(tcps_decode(o.b, o.n, &q, &used, &need, why, sizeof(why)),
+                     STORE_FRAME_BAD);
+    o.n = 0;
+    o_u(&o, TCPS_MULTI_SET, 1), o_u(&o, 1, 8), o_s(&o, "/k"), o_u(&o, 9, 8);
+    ck_assert_int_eq(tcps_decode(o.b, o.n, &q, &used, &need, why, sizeof(why)),
+                     STORE_FRAME_PARTIAL);
+    ck_assert_uint_eq(need, o.n + 9);
+    ck_assert_str_eq(tcps_op_name(TCPS_GETNUMKEYS), "num_keys");
+}
+END_TEST
+
+static Suite *tcps_suite(void)
+{
+    Suite *s = suite_create("real_store_tcps");
+    TCase *tc = tcase_create("tcps");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, commands);
+    tcase_add_test(tc, limits);
+    tcase_add_test(tc, decoder);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return tu_run_suite(tcps_suite());
+}

@@ -1,0 +1,125 @@
+/* tests/real_store_torch.c - a real PyTorch process on herd's store: a
+ * torch.distributed.TCPStore client (is_master=False) does set, get, add,
+ * compare_set, wait, check, delete_key, num_keys, multi_set/multi_get
+ * and a timed-out wait against a herd store server, and meets a herd
+ * client there (each waits for what the other sets; torch's client puts
+ * "/" before every key). The python is $HERD_TORCH_PYTHON, else python3
+ * on PATH; torch >= 2 is needed (1.x clients speak an older protocol):
+ * exits 77 without it. Loopback only, bounded by timeouts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "real/store/store.h"
+#include "support/testutil.h"
+
+static const char *python(void)
+{
+    const char *p = getenv("HERD_TORCH_PYTHON");
+    return p && *p ? p : "python3";
+}
+
+static const char script[] =
+    "import datetime, sys\n"
+    "import torch.distributed as d\n"
+    "s = d.TCPStore('127.0.0.1', int(sys.argv[1]), is_master=False,\n"
+    "               timeout=datetime.timedelta(seconds=30))\n"
+    "assert s.get('from_herd') == b'hello', 'herd key'\n"
+    "s.set('a', b'1')\n"
+    "assert s.get('a') == b'1'\n"
+    "assert s.add('n', 3) == 3 and s.add('n', 4) == 7\n"
+    "assert s.compare_set('c', b'', b'x') == b'x'\n"
+    "assert s.compare_set('c', b'y', b'z') == b'x'\n"
+    "assert s.compare_set('c', b'x', b'w') == b'w'\n"
+    "assert s.check(['a', 'n']) and not s.check(['missing'])\n"
+    "s.wait(['a', 'n'])\n"
+    "assert s.delete_key('a') and not s.delete_key('a')\n"
+    "s.multi_set(['m1', 'm2'], [b'p', b'q'])\n"
+    "assert s.multi_get(['m1', 'm2']) == [b'p', b'q']\n"
+    "s.set_timeout(datetime.timedelta(seconds=1))\n"
+    "try:\n"
+    "    s.wait(['never'])\n"
+    "    sys.exit('wait on a missing key returned')\n"
+    "except RuntimeError:\n"
+    "    pass\n"
+    "s.set_timeout(datetime.timedelta(seconds=30))\n"
+    "s.set('from_torch', b'hi herd')\n"
+    "s.wait(['late'])\n"
+    "assert s.get('late') == b'from herd, later'\n"
+    "print('keys', s.num_keys())\n";
+
+START_TEST(torch_meets_herd)
+{
+    char *dir = tu_tmpdir(), path[512], cmd[1024];
+    snprintf(path, sizeof(path), "%s/store_client.py", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(script, f);
+    fclose(f);
+    store_server_t *srv = NULL;
+    ck_assert_int_eq(store_server_start("127.0.0.1", 0, NULL, &srv), HERD_OK);
+    int port = store_server_port(srv);
+    store_client_t *c = NULL;
+    ck_assert_int_eq(store_client_connect("127.0.0.1", port, NULL, 10.0, &c),
+                     HERD_OK);
+    ck_assert_int_eq(store_set(c, "/from_herd", "hello", 5), HERD_OK);
+    snprintf(cmd, sizeof(cmd), "timeout 120 '%s' '%s' %d > '%s/out' 2>&1",
+             python(), path, port, dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    /* torch's set reaches herd's get; herd's set ends torch's wait */
+    void *v = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(store_get(c, "/from_torch", 60.0, &v, &n), HERD_OK);
+    ck_assert_str_eq(v, "hi herd");
+    free(v);
+    ck_assert_int_eq(store_get(c, "/n", 1.0, &v, &n), HERD_OK);
+    ck_assert_str_eq(v, "7");
+    free(v);
+    const char *late = "from herd, later";
+    ck_assert_int_eq(store_set(c, "/late", late, strlen(late)), HERD_OK);
+    int rc = pclose(p);
+    snprintf(path, sizeof(path), "%s/out", dir);
+    char *out = tu_read_file(path);
+    ck_assert_msg(rc == 0, "torch client failed (%d): %s", rc, out);
+    /* from_herd n c m1 m2 from_torch late */
+    ck_assert_msg(strstr(out, "keys 7"), "%s", out);
+    free(out);
+    int64_t keys = 0;
+    ck_assert_int_eq(store_num_keys(c, &keys), HERD_OK);
+    ck_assert_int_eq(keys, 7);
+    store_client_close(c);
+    store_server_stop(srv);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(dir);
+}
+END_TEST
+
+static Suite *torch_suite(void)
+{
+    Suite *s = suite_create("real_store_torch");
+    TCase *tc = tcase_create("torch");
+    tcase_set_timeout(tc, 150);
+    tcase_add_test(tc, torch_meets_herd);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd),
+             "'%s' -c 'import sys, torch.distributed as d, torch; "
+             "sys.exit(int(torch.__version__.split(\".\")[0]) < 2 or not "
+             "d.is_available())' >/dev/null 2>&1",
+             python());
+    if (system(cmd) != 0) {
+        fprintf(stderr,
+                "real_store_torch: no torch >= 2 in %s (set "
+                "HERD_TORCH_PYTHON); skipped\n",
+                python());
+        return 77;
+    }
+    return tu_run_suite(torch_suite());
+}
