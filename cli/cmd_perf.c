@@ -19,11 +19,13 @@ static const char usage[] =
     "usage: herd perf [--engine sim|tcp|nccl|mpi] [--coll C] [--algo A]\n"
     "                 [-b MINBYTES] [-e MAXBYTES] [-f FACTOR | -i STEPBYTES]\n"
     "                 [-o OP] [-d DTYPE] [-r ROOT] [-n ITERS] [-w WARMUP]\n"
-    "                 [-c 0|1] [cluster flags]\n\n"
-    "nccl-tests' table (size, count, type, redop, root, time, algbw, busbw,\n"
-    "#wrong) for one collective: predicted by the simulator (--engine sim,\n"
-    "the default) for the cluster below, or measured by a real engine when\n"
-    "started under `herd launch` (mpi: under mpirun or srun).\n\n"
+    "                 [-c 0|1] [-m AGG] [-z 0|1] [-a 0-3] [-g 1] [-t 1]\n"
+    "                 [-G 0] [-p 0|1] [cluster flags]\n\n"
+    "nccl-tests' table (size, count, type, redop, root, then time, algbw,\n"
+    "busbw, #wrong out of place and in place) for one collective: predicted\n"
+    "by the simulator (--engine sim, the default) for the cluster below, or\n"
+    "measured by a real engine when started under `herd launch` (mpi: under\n"
+    "mpirun or srun).\n\n"
     "  --engine E            sim (default), tcp (alias gloo), nccl or mpi\n"
     "  --coll C              all_reduce (default), broadcast, reduce,\n"
     "                        all_gather, gather, scatter, reduce_scatter,\n"
@@ -45,6 +47,18 @@ static const char usage[] =
     "                        jitter simulates each size once)\n"
     "  -w, --warmup_iters N  warm-up iterations (default 1)\n"
     "  -c, --check 0|1       1: real buffers, check every result (#wrong)\n"
+    "  -m, --agg_iters N     operations posted back to back per timed\n"
+    "                        iteration (default 1); time is per operation\n"
+    "  -z, --blocking 0|1    1: each operation through the blocking call\n"
+    "                        (default 0: an iteration's operations are\n"
+    "                        posted, then waited for)\n"
+    "  -a, --average 0-3     ranks' times combined: 0 rank 0's, 1 the mean\n"
+    "                        (default), 2 the least, 3 the greatest\n"
+    "  -g, --ngpus 1         GPUs per process: herd's engines drive one\n"
+    "                        (start one process per GPU)\n"
+    "  -t, --nthreads 1      threads per process: one\n"
+    "  -G, --cudagraph 0     CUDA graph launches: not implemented (0)\n"
+    "  -p, --parallel_init 0|1  accepted (each process sets up its own rank)\n"
     "  --timeout S           collective timeout in seconds (tcp/nccl default:\n"
     "                        $HERD_TIMEOUT, else 600)\n"
     "  --scenario FILE       cluster, stragglers, faults, seed, channels\n"
@@ -58,6 +72,7 @@ typedef struct perf_args {
     const char *engine;
     trace_scenario_t *sc; /* --scenario: owns the options' arrays */
     double timeout_s;     /* --timeout, else $HERD_TIMEOUT; 0: default */
+    int ngpus, nthreads, graphs, parallel_init; /* -g -t -G -p */
 } perf_args_t;
 
 /* --scenario FILE: the scenario's simulator options and channels/chunk. */
@@ -84,7 +99,11 @@ static const char *const short_names[][2] = {
     {"-r", "--root"},         {"-n", "--iters"},
     {"-w", "--warmup_iters"}, {"-c", "--check"},
     {"--engine", "--engine"}, {"--coll", "--coll"},
-    {"--algo", "--algo"},     {"--timeout", "--timeout"}};
+    {"--algo", "--algo"},     {"--timeout", "--timeout"},
+    {"-m", "--agg_iters"},    {"-z", "--blocking"},
+    {"-a", "--average"},      {"-g", "--ngpus"},
+    {"-t", "--nthreads"},     {"-G", "--cudagraph"},
+    {"-p", "--parallel_init"}};
 
 /* The long name of a perf flag, or NULL. */
 static const char *perf_flag(const char *arg)
@@ -175,6 +194,20 @@ static int set_flag(const char *flag, const char *v, perf_args_t *a)
         return cli_parse_double(v, &a->timeout_s) != 0 || a->timeout_s <= 0
                    ? bad_value(flag, v, "a number of seconds > 0")
                    : 0;
+    if (!strcmp(flag, "--agg_iters"))
+        return set_int(flag, v, 1, 1000000, &p->agg);
+    if (!strcmp(flag, "--blocking"))
+        return set_int(flag, v, 0, 1, &p->blocking);
+    if (!strcmp(flag, "--average"))
+        return set_int(flag, v, 0, 3, &p->average);
+    if (!strcmp(flag, "--ngpus"))
+        return set_int(flag, v, 1, 1 << 20, &a->ngpus);
+    if (!strcmp(flag, "--nthreads"))
+        return set_int(flag, v, 1, 1 << 20, &a->nthreads);
+    if (!strcmp(flag, "--cudagraph"))
+        return set_int(flag, v, 0, 1000000, &a->graphs);
+    if (!strcmp(flag, "--parallel_init"))
+        return set_int(flag, v, 0, 1, &a->parallel_init);
     return set_int(flag, v, 0, 1, &p->check); /* --check */
 }
 
@@ -191,6 +224,9 @@ static void defaults(perf_args_t *a)
     a->p.stepfactor = 2;
     a->p.iters = 20;
     a->p.warmup = 1;
+    a->p.agg = 1;
+    a->p.average = 1; /* nccl-tests' default: the mean over ranks */
+    a->ngpus = a->nthreads = 1;
     a->p.out = stdout;
 }
 
@@ -223,6 +259,43 @@ static int parse(int argc, char **argv, perf_args_t *a)
     return 0;
 }
 
+/* nccl-tests' process layout flags: herd runs one rank, one device and
+ * one thread per process, so only the values that mean that pass. */
+static int validate_nccltests(const perf_args_t *a)
+{
+    const cli_perf_t *p = &a->p;
+    if (a->ngpus != 1)
+        return cli_usage_error(
+            "perf",
+            "-g %d: the %s engine drives one GPU per process; start one "
+            "process per GPU (herd launch --nproc-per-node N, mpirun -np N)%s",
+            a->ngpus, a->engine,
+            strcmp(a->engine, "sim") ? ""
+                                     : ", or give the simulator's cluster "
+                                       "as --nodes and --gpus-per-node");
+    if (a->nthreads != 1)
+        return cli_usage_error("perf",
+                               "-t %d: herd perf runs one thread per process "
+                               "(one rank each); start more processes instead",
+                               a->nthreads);
+    if (a->graphs > 0)
+        return !strcmp(a->engine, "nccl")
+                   ? cli_usage_error("perf",
+                                     "-G %d: CUDA graph launches are not "
+                                     "implemented by herd's nccl engine yet",
+                                     a->graphs)
+                   : cli_usage_error("perf",
+                                     "-G %d: CUDA graph launches need the "
+                                     "nccl engine, not %s",
+                                     a->graphs, a->engine);
+    if ((uint64_t)p->iters * (uint64_t)p->agg > 100000000u)
+        return cli_usage_error("perf",
+                               "-n %d x -m %d: more than 1e8 "
+                               "operations per size",
+                               p->iters, p->agg);
+    return 0;
+}
+
 static int validate(perf_args_t *a)
 {
     cli_perf_t *p = &a->p;
@@ -246,6 +319,8 @@ static int validate(perf_args_t *a)
                                "ops need an integer type)",
                                herd_op_name(p->op), herd_dtype_name(p->dtype));
     if (cli_engine_resolve("perf", a->engine, &a->engine))
+        return 2;
+    if (validate_nccltests(a))
         return 2;
     /* Real engines: a shorter collective timeout than 600 s from the
      * environment (the flag wins). */
@@ -280,6 +355,7 @@ static int run(perf_args_t *a)
                         .timeline_arg = &a->p};
     if (!strcmp(a->engine, "sim")) {
         a->sim.opts.real_buffers = a->p.check;
+        a->p.shared = 1;
         init.engine_opts = &a->sim.opts;
         char desc[256];
         cli_simflags_describe(&a->sim, desc, sizeof(desc));

@@ -77,10 +77,10 @@ void cli_perf_fill(const cli_perf_t *p, int r, int n, uint64_t count, void *in,
 {
     uint64_t nin = core_coll_send_count(p->coll, count, n);
     uint64_t nout = core_coll_recv_count(p->coll, count, n);
-    for (uint64_t i = 0; i < nin; i++)
-        core_dtype_store(p->dtype, in, i, (double)v_of(p, r, i));
     for (uint64_t i = 0; i < nout; i++)
         core_dtype_store(p->dtype, out, i, 0);
+    for (uint64_t i = 0; i < nin; i++)
+        core_dtype_store(p->dtype, in, i, (double)v_of(p, r, i));
     if (p->coll == HERD_COLL_BROADCAST && r == p->root)
         for (uint64_t i = 0; i < count; i++)
             core_dtype_store(p->dtype, out, i, (double)v_of(p, r, i));

@@ -492,10 +492,27 @@ static herd_status_t setup_buffers(sim_exec_t *x, const sim_req_t *req)
     x->buflen[CORE_BUF_SCRATCH] = x->s.scratch_count; /* real only */
     if (!x->real)
         return HERD_OK;
-    if (x->s.scratch_count) {
-        x->buf[CORE_BUF_SCRATCH] = calloc(x->s.scratch_count, x->esize);
+    /* In place: the schedules of all_reduce and reduce are verified safe
+     * with IN and OUT aliased; the others may write OUT before they have
+     * read all of IN (all_to_all, reduce_scatter), so IN gets a private
+     * copy after the scratch, as the real engines do. */
+    size_t sb = (size_t)x->buflen[CORE_BUF_IN] * x->esize,
+           rb = (size_t)x->buflen[CORE_BUF_OUT] * x->esize,
+           scr = (size_t)x->s.scratch_count * x->esize;
+    const uint8_t *in = a->sendbuf, *out = a->recvbuf;
+    int alias_ok =
+        (a->coll == HERD_COLL_ALL_REDUCE || a->coll == HERD_COLL_REDUCE) &&
+        in == out;
+    int copy = a->coll != HERD_COLL_BROADCAST && !alias_ok && sb && rb &&
+               in < out + rb && out < in + sb;
+    if (scr || copy) {
+        x->buf[CORE_BUF_SCRATCH] = calloc(scr + (copy ? sb : 0), 1);
         if (!x->buf[CORE_BUF_SCRATCH])
             return HERD_ERR_NO_MEMORY;
+        if (copy) {
+            memcpy(x->buf[CORE_BUF_SCRATCH] + scr, in, sb);
+            x->buf[CORE_BUF_IN] = x->buf[CORE_BUF_SCRATCH] + scr;
+        }
     }
     x->payload = calloc((size_t)x->nsteps + 1, sizeof(void *));
     return x->payload ? HERD_OK : HERD_ERR_NO_MEMORY;

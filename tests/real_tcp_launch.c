@@ -1,7 +1,9 @@
 /* tests/real_tcp_launch.c - the tcp engine under `herd launch` (env://
  * rendezvous): `herd perf --engine tcp -c 1` on 3 workers prints the
- * nccl-tests table from rank 0 with no wrong element, for all_reduce and
- * a rooted collective. */
+ * nccl-tests table from rank 0 with no wrong element out of place or in
+ * place, for all_reduce (two operations posted per iteration, the ranks'
+ * greatest time) and a rooted collective. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +31,11 @@ static int table_rows(const char *out)
             s--;
         if (atoi(s) != 0)
             return -1;
+        /* the out-of-place group's #wrong, the 9th column */
+        char wrong[32] = "";
+        if (sscanf(l, "%*s %*s %*s %*s %*s %*s %*s %*s %31s", wrong) != 1 ||
+            strcmp(wrong, "0") != 0)
+            return -1;
         rows++;
     }
     return rows;
@@ -44,12 +51,14 @@ static void run_perf(const char *extra, int want_rows)
     int rc = tu_run(cmd, &out);
     ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
     ck_assert_msg(table_rows(out) == want_rows, "rows:\n%s", out);
+    ck_assert_msg(strstr(out, "out-of-place                       in-place"),
+                  "%s", out);
     free(out);
 }
 
 START_TEST(test_perf_all_reduce)
 {
-    run_perf("-b 8 -e 128K", 4);
+    run_perf("-b 8 -e 128K -m 2 -a 3", 4); /* 2 posted per iteration */
 }
 END_TEST
 

@@ -1,7 +1,8 @@
 /* tests/trace_nccltests.c - nccl-tests output as measurements: tables,
  * rank and node counts and the collective are read from the logs in
  * tests/data/nccltests/ (made from a known alpha-beta model, see its
- * README), the fit recovers that model, malformed rows are errors with
+ * README) and herd perf's tables of one and two column groups, the fit
+ * recovers that model, malformed rows are errors with
  * their position, `herd calibrate --from` writes the link it implies and
  * `herd compare` puts a herd perf prediction beside a log. */
 #include <math.h>
@@ -149,6 +150,58 @@ START_TEST(collective_from_bandwidth_ratio)
 }
 END_TEST
 
+/* herd perf's tables before in-place columns (one group) and after (two,
+ * under nccl-tests' "out-of-place  in-place" line) both read. */
+START_TEST(reads_herd_perf_layouts)
+{
+    static const char one[] =
+        "# herd perf: all_reduce, algorithm ring, predicted by sim for 1 "
+        "node(s) x 4 GPU(s); intra 370.0 GB/s 1us\n"
+        "#\n#          size         count      type   redop    root       "
+        "time    algbw    busbw  #wrong\n"
+        "#           (B)    (elements)                                 (us)   "
+        "(GB/s)   (GB/s)\n"
+        "        1024           256   float32     sum      -1       5.00     "
+        "0.20     0.31     N/A\n"
+        "# Out of bounds values : 0 OK\n";
+    static const char two[] =
+        "# herd perf: all_reduce, algorithm ring, predicted by sim for 1 "
+        "node(s) x 4 GPU(s); intra 370.0 GB/s 1us\n"
+        "#\n#                                                              "
+        "out-of-place                       in-place          \n"
+        "#       size         count      type   redop    root     time   "
+        "algbw   busbw  #wrong     time   algbw   busbw  #wrong\n"
+        "#        (B)    (elements)                               (us)  "
+        "(GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)        \n"
+        "        1024           256   float32     sum      -1     5.00    "
+        "0.20    0.31       0     6.00    0.17    0.26       0\n"
+        "  1073741824     268435456   float32     sum      -1  42775.8   "
+        "25.10   37.65     N/A  42773.5   25.10   37.65     N/A\n"
+        "# Out of bounds values : 0 OK\n";
+    trace_ncclt_t t;
+    char err[512];
+    ck_assert_int_eq(parse_text(one, &t, err, sizeof(err)), HERD_OK);
+    ck_assert_int_eq(t.tables[0].groups, 1);
+    ck_assert_int_eq(t.tables[0].nranks, 4);
+    ck_assert_uint_eq(t.tables[0].nrows, 1);
+    ck_assert_double_eq_tol(t.tables[0].rows[0].time_us[0], 5.0, 1e-9);
+    trace_ncclt_free(&t);
+    ck_assert_int_eq(parse_text(two, &t, err, sizeof(err)), HERD_OK);
+    ck_assert_uint_eq(t.ntables, 1);
+    ck_assert_int_eq(t.tables[0].groups, 2);
+    ck_assert_int_eq(t.tables[0].coll, HERD_COLL_ALL_REDUCE);
+    ck_assert_int_eq(t.tables[0].nranks, 4);
+    ck_assert_uint_eq(t.tables[0].nrows, 2);
+    ck_assert_double_eq_tol(t.tables[0].rows[0].time_us[TRACE_NCCLT_INPLACE],
+                            6.0, 1e-9);
+    ck_assert_double_eq_tol(t.tables[0].rows[1].time_us[TRACE_NCCLT_OOP],
+                            42775.8, 1e-6);
+    ck_assert_double_eq_tol(t.tables[0].rows[1].busbw[TRACE_NCCLT_INPLACE],
+                            37.65, 1e-9);
+    trace_ncclt_free(&t);
+}
+END_TEST
+
 START_TEST(calibrate_from_writes_the_link)
 {
     char p1[1024], p2[1024], args[2300], *out = NULL;
@@ -207,8 +260,10 @@ START_TEST(compare_prediction_with_log)
     ck_assert_int_eq(trace_ncclt_load(pred, &t, err, sizeof(err)), HERD_OK);
     ck_assert_int_eq(t.tables[0].coll, HERD_COLL_ALL_REDUCE);
     ck_assert_int_eq(t.tables[0].nranks, 16);
-    ck_assert_int_eq(t.tables[0].groups, 1);
+    ck_assert_int_eq(t.tables[0].groups, 2); /* out-of-place, in-place */
     ck_assert_uint_eq(t.tables[0].nrows, 28);
+    ck_assert(t.tables[0].rows[27].time_us[TRACE_NCCLT_OOP] > 0);
+    ck_assert(t.tables[0].rows[27].time_us[TRACE_NCCLT_INPLACE] > 0);
     trace_ncclt_free(&t);
     snprintf(args, sizeof(args), "compare %s %s 2>&1", pred,
              data(log, sizeof(log), "all_reduce_2x8.log"));
@@ -236,6 +291,7 @@ int main(void)
     tcase_add_test(tc, fit_recovers_the_model);
     tcase_add_test(tc, malformed_rows_say_where);
     tcase_add_test(tc, collective_from_bandwidth_ratio);
+    tcase_add_test(tc, reads_herd_perf_layouts);
     tcase_add_test(tc, calibrate_from_writes_the_link);
     tcase_add_test(tc, compare_prediction_with_log);
     suite_add_tcase(s, tc);
