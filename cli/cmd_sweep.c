@@ -4,6 +4,9 @@
  * and the values within a tolerance of it marked, a recommendation that
  * keeps the scenario's own value when it is among them, a TSV and a plot.
  *
+ * Under mpirun or srun the processes of the job share the runs
+ * (cmd_sweep_mpi.c) and rank 0 reports.
+ *
  * DDP scenarios report steady-state step time, exposed communication,
  * overlap and bucket count (cmd_ddp_run.c runs them); trace workloads
  * report the simulated makespan. */
@@ -29,6 +32,7 @@
 static const char usage[] =
     "usage: herd sweep SCENARIO --set KEY=V1,V2,... [--set KEY=V]...\n"
     "         [--tolerance PCT] [--out DIR] [--jobs N] [--no-plot] [--quiet]\n"
+    "         [--no-mpi]\n"
     "Runs SCENARIO on the simulator for every value (the cross product when\n"
     "several keys have lists); KEY is any scenario key (cluster.nodes,\n"
     "collectives.algorithm, cluster.inter.bandwidth, ddp.bucket_cap_mb,\n"
@@ -36,7 +40,11 @@ static const char usage[] =
     "of the best marked =; default 2), a recommendation (the scenario's own\n"
     "value when it is within PCT of the best: a smaller gain is noise, not a\n"
     "reason to change), and writes DIR/sweep.tsv and the plot\n"
-    "DIR/sweep.png/.svg (DIR: sweep-out).\n";
+    "DIR/sweep.png/.svg (DIR: sweep-out). --jobs: worker processes (default:\n"
+    "one per CPU). Under mpirun or srun (herd built with the mpi engine)\n"
+    "the runs are shared by the job's processes (one worker each unless\n"
+    "--jobs) and rank 0 reports, as one process would; --no-mpi: each\n"
+    "process runs the whole sweep.\n";
 
 static double now_s(void)
 {
@@ -104,6 +112,8 @@ static int parse_args(int argc, char **argv, cli_sweep_args_t *a)
             a->no_plot = 1;
         else if (!strcmp(s, "--quiet"))
             a->quiet = 1;
+        else if (!strcmp(s, "--no-mpi"))
+            a->no_mpi = 1;
         else if (s[0] == '-' && i + 1 >= argc)
             rc = cli_usage_error("sweep", "option '%s' needs a value", s);
         else if (!strcmp(s, "--set"))
@@ -111,7 +121,7 @@ static int parse_args(int argc, char **argv, cli_sweep_args_t *a)
         else if (!strcmp(s, "--out"))
             a->out = argv[++i];
         else if (!strcmp(s, "--jobs") && !cli_parse_int(argv[++i], 1, 256, &n))
-            a->jobs = (int)n;
+            a->jobs = (int)n, a->jobs_set = 1;
         else if (!strcmp(s, "--tolerance")) {
             if (cli_parse_double(argv[++i], &a->tolerance) ||
                 a->tolerance < 0 || a->tolerance > 1000)
@@ -329,8 +339,9 @@ typedef struct sweep_msg {
 typedef struct plan {
     int same_as; /* -1: runs itself */
     int current; /* 1: the scenario as given (its own values) */
-    int worker;
-    long cost; /* collectives, roughly */
+    int worker;  /* of its process */
+    int rank;    /* the process of an MPI job that runs it (0 alone) */
+    long cost;   /* collectives, roughly */
     uint64_t print;
 } plan_t;
 
@@ -465,10 +476,11 @@ static void make_plan(cli_sweep_args_t *a, plan_t *plan, int jobs, int *current)
 }
 
 /* Worker w runs its combinations and writes (index, row) for each. */
-static void worker(const cli_sweep_args_t *a, const plan_t *plan, int w, int fd)
+static void worker(const cli_sweep_args_t *a, const plan_t *plan, int me, int w,
+                   int fd)
 {
     for (int c = 0; c < cli_sweep_ncombos(a); c++) {
-        if (plan[c].same_as >= 0 || plan[c].worker != w)
+        if (plan[c].same_as >= 0 || plan[c].rank != me || plan[c].worker != w)
             continue;
         sweep_msg_t msg;
         msg.c = c;
@@ -505,8 +517,8 @@ static void gather(const cli_sweep_args_t *a, int *fds, int jobs, int runs,
     }
 }
 
-static int spawn(const cli_sweep_args_t *a, const plan_t *plan, int jobs,
-                 int runs, cli_sweep_row_t *rows, double t0)
+static int spawn(const cli_sweep_args_t *a, const plan_t *plan, int me,
+                 int jobs, int runs, cli_sweep_row_t *rows, double t0)
 {
     int fds[256];
     pid_t pids[256];
@@ -520,7 +532,7 @@ static int spawn(const cli_sweep_args_t *a, const plan_t *plan, int jobs,
             close(p[0]);
             for (int k = 0; k < w; k++)
                 close(fds[k]);
-            worker(a, plan, w, p[1]);
+            worker(a, plan, me, w, p[1]);
         }
         close(p[1]);
         fds[w] = p[0];
@@ -531,33 +543,63 @@ static int spawn(const cli_sweep_args_t *a, const plan_t *plan, int jobs,
     return 0;
 }
 
-static int run_all(cli_sweep_args_t *a, cli_sweep_row_t *rows, int *nruns,
-                   int *current)
+/* The plan's workers across the processes of an MPI job: worker w of
+ * size x jobs goes to rank w % size, as its worker w / size. */
+static void share(plan_t *plan, int total, int size)
 {
-    int total = cli_sweep_ncombos(a), jobs = a->jobs > 0 ? a->jobs : 1,
-        runs = 0;
+    for (int c = 0; c < total; c++)
+        if (plan[c].same_as < 0) {
+            plan[c].rank = plan[c].worker % size;
+            plan[c].worker /= size;
+        }
+}
+
+/* Runs this process's share (all of it alone); rank 0 gathers the rows
+ * of the others. *nruns: the simulations of the whole sweep. */
+static int run_all(cli_sweep_args_t *a, cli_sweep_world_t *world,
+                   cli_sweep_row_t *rows, int *nruns, int *current)
+{
+    int total = cli_sweep_ncombos(a), runs = 0, mine = 0, me = world->rank;
+    /* under MPI one process per rank unless --jobs says more: the job
+     * already has a process per core it was given */
+    int jobs = a->jobs_set || world->size == 1 ? a->jobs : 1;
+    jobs = jobs > 0 ? jobs : 1;
+    long all = (long)jobs * world->size;
+    all = all > total ? total : all;
+    all = all > 256 ? 256 : all;
     double t0 = now_s();
     plan_t *plan = calloc((size_t)total, sizeof(plan_t));
-    if (!plan)
+    int *owner = calloc((size_t)total, sizeof(int));
+    if (!plan || !owner) {
+        free(plan);
+        free(owner);
         return 2;
-    make_plan(a, plan, jobs > total ? total : jobs, current);
-    for (int c = 0; c < total; c++)
+    }
+    make_plan(a, plan, (int)all, current);
+    share(plan, total, world->size);
+    for (int c = 0; c < total; c++) {
         runs += plan[c].same_as < 0;
-    jobs = jobs > runs ? runs : jobs;
+        mine += plan[c].same_as < 0 && plan[c].rank == me;
+        owner[c] = plan[c].same_as < 0 ? plan[c].rank : -1;
+    }
+    jobs = jobs > mine ? mine : jobs;
     int rc = 0;
     if (jobs <= 1) {
         for (int c = 0, k = 0; c < total; c++)
-            if (plan[c].same_as < 0) {
+            if (plan[c].same_as < 0 && plan[c].rank == me) {
                 run_one(a, c, &rows[c]);
-                progress(a, ++k, runs, t0);
+                progress(a, ++k, mine, t0);
             }
     } else {
-        rc = spawn(a, plan, jobs, runs, rows, t0);
+        rc = spawn(a, plan, me, jobs, mine, rows, t0);
     }
+    if (!rc)
+        rc = cli_sweep_world_gather(world, owner, total, rows);
     for (int c = 0; c < total; c++)
         if (plan[c].same_as >= 0)
             rows[c] = rows[plan[c].same_as];
     free(plan);
+    free(owner);
     *nruns = runs;
     return rc;
 }
@@ -585,9 +627,19 @@ int cli_sweep_main(int argc, char **argv)
         rc = 2;
     double t0 = now_s();
     int runs = 0, current = -1;
+    cli_sweep_world_t world = {NULL, 0, 1};
     if (!rc)
-        rc = run_all(a, rows, &runs, &current);
-    if (!rc) {
+        rc = cli_sweep_world_open(a, &world);
+    if (!rc && world.rank != 0)
+        a->quiet = 1; /* rank 0 shows how far it is */
+    if (!rc)
+        rc = run_all(a, &world, rows, &runs, &current);
+    cli_sweep_world_close(&world);
+    if (!rc && world.rank != 0) {
+        /* the others' rows went to rank 0; their exit says if one failed */
+        for (int c = 0; c < cli_sweep_ncombos(a); c++)
+            rc = rc ? rc : rows[c].rc ? 2 : 0;
+    } else if (!rc) {
         if (runs < cli_sweep_ncombos(a))
             printf("sweep of %s: %d runs (%d simulated, the others share "
                    "a bucket layout) in %.2f s\n",
@@ -595,6 +647,8 @@ int cli_sweep_main(int argc, char **argv)
         else
             printf("sweep of %s: %d runs in %.2f s\n", a->scenario,
                    cli_sweep_ncombos(a), now_s() - t0);
+        if (world.size > 1)
+            printf("shared by %d processes of an MPI job\n", world.size);
         rc = cli_sweep_report(a, rows, current);
         for (int c = 0; !rc && c < cli_sweep_ncombos(a); c++)
             rc = rows[c].rc ? 2 : rows[c].done ? 0 : 1;

@@ -2,7 +2,8 @@
  * one row of results per combination of swept values (cmd_sweep.c parses,
  * plans and runs them in worker processes), and the report of a finished
  * sweep (cmd_sweep_report.c: the table, the values within a tolerance of
- * the best, the recommendation, the TSV and the plot). */
+ * the best, the recommendation, the TSV and the plot), and the share of
+ * each process of an MPI job (cmd_sweep_mpi.c). */
 #ifndef HERD_CLI_SWEEP_H
 #define HERD_CLI_SWEEP_H
 
@@ -26,6 +27,8 @@ typedef struct cli_sweep_args {
     int nfixed;
     cli_sweep_axis_t axes[SWEEP_MAX_AXES];
     int naxes, jobs, no_plot, quiet;
+    int jobs_set; /* --jobs given (else one per CPU, one under MPI) */
+    int no_mpi;   /* --no-mpi: run alone even under mpirun/srun */
     double tolerance;              /* percent of the best step time */
     char *storage[SWEEP_MAX_SETS]; /* strdup'd value lists */
     int nstorage;
@@ -52,5 +55,22 @@ int cli_sweep_value_of(const cli_sweep_args_t *a, int c, int ax);
  * (its own values), -1 when none does. Returns 0 or an exit code. */
 int cli_sweep_report(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
                      int current);
+
+/* The processes of an MPI job sharing a sweep (cmd_sweep_mpi.c). */
+typedef struct cli_sweep_world {
+    herd_comm_t *comm; /* NULL when this process runs alone */
+    int rank, size;
+} cli_sweep_world_t;
+
+/* Joins the MPI job when the launcher's environment says there are
+ * several processes (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+ * SLURM_STEP_NUM_TASKS); alone otherwise (size 1). 0 or an exit code. */
+int cli_sweep_world_open(const cli_sweep_args_t *a, cli_sweep_world_t *w);
+/* Rank 0 receives into `rows` the rows of the combinations that
+ * `owner[c]` (a rank, or -1: none) gives the other ranks; they send
+ * theirs. 0 or an exit code. */
+int cli_sweep_world_gather(cli_sweep_world_t *w, const int *owner, int total,
+                           cli_sweep_row_t *rows);
+void cli_sweep_world_close(cli_sweep_world_t *w);
 
 #endif
