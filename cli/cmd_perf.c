@@ -48,7 +48,8 @@ static const char usage[] =
     "  -w, --warmup_iters N  warm-up iterations (default 1)\n"
     "  -c, --check 0|1       1: real buffers, check every result (#wrong)\n"
     "  -m, --agg_iters N     operations posted back to back per timed\n"
-    "                        iteration (default 1); time is per operation\n"
+    "                        iteration (default 1, at most 1024); time is\n"
+    "                        per operation\n"
     "  -z, --blocking 0|1    1: each operation through the blocking call\n"
     "                        (default 0: an iteration's operations are\n"
     "                        posted, then waited for)\n"
@@ -195,7 +196,8 @@ static int set_flag(const char *flag, const char *v, perf_args_t *a)
                    ? bad_value(flag, v, "a number of seconds > 0")
                    : 0;
     if (!strcmp(flag, "--agg_iters"))
-        return set_int(flag, v, 1, 1000000, &p->agg);
+        /* posted at once: bounded, as what they hold in flight is */
+        return set_int(flag, v, 1, 1024, &p->agg);
     if (!strcmp(flag, "--blocking"))
         return set_int(flag, v, 0, 1, &p->blocking);
     if (!strcmp(flag, "--average"))

@@ -249,6 +249,7 @@ START_TEST(usage)
         {"-G 1 --engine tcp", "need the nccl engine, not tcp"},
         {"-a 4", "--average: '4' is not an integer in [0, 3]"},
         {"-m 0", "--agg_iters: '0' is not an integer"},
+        {"-m 1025", "--agg_iters: '1025' is not an integer in [1, 1024]"},
         {"-z 2", "--blocking: '2' is not an integer in [0, 1]"}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         int rc = perf(bad[i][0], &out);
