@@ -1,7 +1,6 @@
 /* cli/cmd_ddp_run.c - `herd ddp run`: simulate DDP training steps from a
  * scenario (or the defaults) and print the predictions, and the runner
  * `herd sweep` shares (cli_ddp_simulate). */
-#include <jansson.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/cli_simwatch.h"
+#include "cli/cli_workload.h"
 #include "cli/cmd_ddp.h"
 #include "trace/timeline.h"
 #include "workload/ddp/prog.h"
@@ -62,14 +62,6 @@ int cli_ddp_cfg_from_scenario(const trace_scenario_t *sc, ddp_cfg_t *cfg,
     }
     cli_ddp_resolve_model(sc, cfg->model, sizeof(cfg->model));
     return 0;
-}
-
-static void fill_prog(ddp_prog_t *p, const trace_scenario_t *sc)
-{
-    for (int c = 0; c < HERD_COLL_COUNT; c++)
-        p->algo[c] = sc->algo[c];
-    p->channels = sc->channels;
-    p->chunk_bytes = sc->chunk_bytes;
 }
 
 /* Progress of a long simulation on stderr ("step 1200 of 50000"), at most
@@ -144,7 +136,7 @@ int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
         ddp_prog_destroy(prog);
         return 2;
     }
-    fill_prog(prog, sc);
+    cli_wl_comm_settings(sc, prog->algo, &prog->channels, &prog->chunk_bytes);
     ddp_progress_t prg = {.next = extra_cb,
                           .next_arg = extra_arg,
                           .total = job->rank_iters[0],
@@ -163,12 +155,8 @@ int cli_ddp_simulate(const trace_scenario_t *sc, const ddp_job_t *job,
     herd_sim_opts_t opts = sc->sim;
     if (!ddp_progress_off)
         cli_simwatch_arm(&opts, 0);
-    herd_init_t init = {.backend = "sim",
-                        .world_size = job->world,
-                        .timeout_s = sc->timeout_s,
-                        .engine_opts = &opts,
-                        .timeline_cb = ddp_collect_cb,
-                        .timeline_arg = col};
+    herd_init_t init = cli_wl_sim_init(sc, job->world, ddp_collect_cb, col);
+    init.engine_opts = &opts;
     res->status = herd_run(&init, ddp_prog_main, prog, &res->info);
     if (!ddp_progress_off)
         cli_simwatch_done(&opts);
@@ -279,92 +267,38 @@ int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
     return 0;
 }
 
-typedef struct run_args {
-    const char *scenario, *json, *timeline, *trace;
-    char *sets[64];
-    int nsets, quiet;
-} run_args_t;
-
-static int parse_args(int argc, char **argv, run_args_t *a)
-{
-    memset(a, 0, sizeof(*a));
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--quiet"))
-            a->quiet = 1;
-        else if (s[0] == '-' && i + 1 >= argc)
-            return cli_usage_error("ddp run", "option '%s' needs a value", s);
-        else if (!strcmp(s, "--set") && a->nsets < 64)
-            a->sets[a->nsets++] = argv[++i];
-        else if (!strcmp(s, "--json"))
-            a->json = argv[++i];
-        else if (!strcmp(s, "--timeline"))
-            a->timeline = argv[++i];
-        else if (!strcmp(s, "--trace"))
-            a->trace = argv[++i];
-        else if (s[0] == '-')
-            return cli_usage_error("ddp run", "unknown option '%s'", s);
-        else if (!a->scenario)
-            a->scenario = s;
-        else
-            return cli_usage_error("ddp run", "unexpected '%s'", s);
-    }
-    return 0;
-}
-
-static int write_outputs(const run_args_t *a, const cli_ddp_result_t *res,
+static int write_outputs(const cli_wl_args_t *a, const cli_ddp_result_t *res,
                          trace_timeline_t *tl)
 {
-    char err[1024];
     ddp_outcome_t o = {res->status, &res->info, res->prog->raised,
                        res->prog->errors};
     if (!a->quiet)
         ddp_report_text(res->col, &o, stdout);
-    if (a->json) {
-        json_t *j = ddp_report_json(res->col, &o);
-        int bad = !j || json_dump_file(j, a->json, JSON_INDENT(1));
-        json_decref(j);
-        if (bad)
-            return cli_usage_error("ddp run", "cannot write %s", a->json);
-    }
-    if (tl) {
-        size_t n = strlen(a->timeline);
-        trace_timeline_sort(tl);
-        herd_status_t st =
-            n > 4 && !strcmp(a->timeline + n - 4, ".tsv")
-                ? trace_timeline_write_tsv(tl, a->timeline, err, sizeof(err))
-                : trace_timeline_write_chrome(tl, a->timeline, err,
-                                              sizeof(err));
-        if (st != HERD_OK)
-            return cli_usage_error("ddp run", "%s", err);
-    }
+    if (a->json &&
+        cli_wl_write_json("ddp run", ddp_report_json(res->col, &o), a->json))
+        return 2;
+    if (tl)
+        return cli_wl_write_timeline("ddp run", tl, a->timeline);
     return 0;
 }
 
 static int write_trace(const ddp_job_t *job, const char *path)
 {
-    char err[1024];
     trace_t *t = NULL;
     herd_status_t st = ddp_trace_build(job, &t);
-    if (st == HERD_OK)
-        st = trace_write_json(t, path, err, sizeof(err));
-    else
-        snprintf(err, sizeof(err), "%s", herd_status_string(st));
-    trace_destroy(t);
-    if (st != HERD_OK)
-        return cli_usage_error("ddp run", "--trace %s: %s", path, err);
-    return 0;
+    return cli_wl_write_trace("ddp run", st, t, path);
 }
 
 int cli_ddp_run_main(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv, usage))
         return 0;
-    run_args_t a;
+    cli_wl_args_t a;
     trace_scenario_t *sc = NULL;
     ddp_job_t *job = NULL;
     trace_timeline_t *tl = NULL;
-    int rc = parse_args(argc, argv, &a);
+    /* more than 64 --set: "unknown option" (as before) */
+    int rc = cli_wl_parse_args("ddp run", NULL, 0, argc, argv, &a);
     if (!rc)
         rc = cli_ddp_load_scenario("ddp run", a.scenario, a.sets, a.nsets, &sc);
     if (!rc)

@@ -5,12 +5,12 @@
  * and the memory per rank; `herd parallel layout` shows the rank groups
  * and stages without simulating. The runner is shared with `herd sweep`
  * and `herd sim` (cli_parallel_simulate). */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_workload.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_parallel.h"
 #include "trace/timeline.h"
@@ -49,11 +49,7 @@ int cli_parallel_make_job(const char *cmd, const trace_scenario_t *sc,
         const trace_kv_t *kv = &sc->parallel[i];
         if (par_cfg_set(&cfg, kv->key, kv->value, why, sizeof(why)) == HERD_OK)
             continue;
-        if (kv->line > 0)
-            fprintf(stderr, "herd %s: %s:%d:%d: %s\n", cmd, sc->path, kv->line,
-                    kv->column, why);
-        else
-            fprintf(stderr, "herd %s: --set %s\n", cmd, why);
+        cli_wl_option_error(cmd, sc, kv, why);
         return 2;
     }
     cli_ddp_resolve_model(sc, cfg.model, sizeof(cfg.model));
@@ -67,11 +63,7 @@ int cli_parallel_make_job(const char *cmd, const trace_scenario_t *sc,
         return 2;
     }
     static int warned;
-    if (!ddp_model_has_compute(&(*out)->model) && !warned++)
-        fprintf(stderr,
-                "herd %s: WARNING: model '%s' has no compute: step times are "
-                "communication alone (docs/ddp.md, model files)\n",
-                cmd, (*out)->model.name ? (*out)->model.name : "?");
+    cli_wl_warn_no_compute(cmd, &(*out)->model, &warned);
     return 0;
 }
 
@@ -86,18 +78,10 @@ int cli_parallel_simulate(const trace_scenario_t *sc, const par_job_t *job,
         par_prog_destroy(prog);
         return 2;
     }
-    for (int c = 0; c < HERD_COLL_COUNT; c++)
-        prog->algo[c] = sc->algo[c];
-    prog->channels = sc->channels;
-    prog->chunk_bytes = sc->chunk_bytes;
+    cli_wl_comm_settings(sc, prog->algo, &prog->channels, &prog->chunk_bytes);
     col->next_cb = extra_cb;
     col->next_arg = extra_arg;
-    herd_init_t init = {.backend = "sim",
-                        .world_size = job->world,
-                        .timeout_s = sc->timeout_s,
-                        .engine_opts = &sc->sim,
-                        .timeline_cb = par_collect_cb,
-                        .timeline_arg = col};
+    herd_init_t init = cli_wl_sim_init(sc, job->world, par_collect_cb, col);
     res->status = herd_run(&init, par_prog_main, prog, &res->info);
     res->prog = prog;
     res->col = col;
@@ -115,102 +99,35 @@ void cli_parallel_result_fini(cli_parallel_result_t *res)
     memset(res, 0, sizeof(*res));
 }
 
-typedef struct run_args {
-    const char *scenario, *json, *timeline, *trace;
-    char *sets[65];
-    char gpu_mem[64];
-    int nsets, quiet;
-} run_args_t;
-
-static int parse_args(const char *cmd, int argc, char **argv, run_args_t *a)
+static int write_outputs(const cli_wl_args_t *a,
+                         const cli_parallel_result_t *res, trace_timeline_t *tl)
 {
-    memset(a, 0, sizeof(*a));
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--quiet"))
-            a->quiet = 1;
-        else if (s[0] == '-' && i + 1 >= argc)
-            return cli_usage_error(cmd, "option '%s' needs a value", s);
-        else if (!strcmp(s, "--set") && a->nsets < 64)
-            a->sets[a->nsets++] = argv[++i];
-        else if (!strcmp(s, "--set"))
-            return cli_usage_error(cmd, "at most 64 --set options");
-        else if (!strcmp(s, "--gpu-mem")) {
-            char *end;
-            const char *v = argv[++i];
-            double g = strtod(v, &end);
-            if (end == v || *end || !(g > 0))
-                return cli_usage_error(cmd, "--gpu-mem '%s': expected GiB > 0",
-                                       v);
-            snprintf(a->gpu_mem, sizeof(a->gpu_mem), "parallel.gpu_mem=%s", v);
-        } else if (!strcmp(s, "--json"))
-            a->json = argv[++i];
-        else if (!strcmp(s, "--timeline"))
-            a->timeline = argv[++i];
-        else if (!strcmp(s, "--trace"))
-            a->trace = argv[++i];
-        else if (s[0] == '-')
-            return cli_usage_error(cmd, "unknown option '%s'", s);
-        else if (!a->scenario)
-            a->scenario = s;
-        else
-            return cli_usage_error(cmd, "unexpected '%s'", s);
-    }
-    if (a->gpu_mem[0])
-        a->sets[a->nsets++] = a->gpu_mem;
-    return 0;
-}
-
-static int write_outputs(const run_args_t *a, const cli_parallel_result_t *res,
-                         trace_timeline_t *tl)
-{
-    char err[1024];
     par_outcome_t o = {res->status, &res->info, res->prog->errors};
     if (!a->quiet)
         par_report_text(res->col, &o, stdout);
-    if (a->json) {
-        json_t *j = par_report_json(res->col, &o);
-        int bad = !j || json_dump_file(j, a->json, JSON_INDENT(1));
-        json_decref(j);
-        if (bad)
-            return cli_usage_error("parallel run", "cannot write %s", a->json);
-    }
-    if (tl) {
-        size_t n = strlen(a->timeline);
-        trace_timeline_sort(tl);
-        herd_status_t st =
-            n > 4 && !strcmp(a->timeline + n - 4, ".tsv")
-                ? trace_timeline_write_tsv(tl, a->timeline, err, sizeof(err))
-                : trace_timeline_write_chrome(tl, a->timeline, err,
-                                              sizeof(err));
-        if (st != HERD_OK)
-            return cli_usage_error("parallel run", "%s", err);
-    }
+    if (a->json && cli_wl_write_json("parallel run",
+                                     par_report_json(res->col, &o), a->json))
+        return 2;
+    if (tl)
+        return cli_wl_write_timeline("parallel run", tl, a->timeline);
     return 0;
 }
 
 static int write_trace(const par_job_t *job, const char *path)
 {
-    char err[1024];
     trace_t *t = NULL;
     herd_status_t st = par_trace_build(job, &t);
-    if (st == HERD_OK)
-        st = trace_write_json(t, path, err, sizeof(err));
-    else
-        snprintf(err, sizeof(err), "%s", herd_status_string(st));
-    trace_destroy(t);
-    if (st != HERD_OK)
-        return cli_usage_error("parallel run", "--trace %s: %s", path, err);
-    return 0;
+    return cli_wl_write_trace("parallel run", st, t, path);
 }
 
 static int run_main(int argc, char **argv)
 {
-    run_args_t a;
+    cli_wl_args_t a;
     trace_scenario_t *sc = NULL;
     par_job_t *job = NULL;
     trace_timeline_t *tl = NULL;
-    int rc = parse_args("parallel run", argc, argv, &a);
+    int rc = cli_wl_parse_args("parallel run", "parallel.gpu_mem",
+                               CLI_WL_SET_LIMIT, argc, argv, &a);
     if (!rc)
         rc = cli_ddp_load_scenario("parallel run", a.scenario, a.sets, a.nsets,
                                    &sc);
@@ -249,10 +166,11 @@ static void print_group(const par_job_t *j, const char *what, int g)
 
 static int layout_main(int argc, char **argv)
 {
-    run_args_t a;
+    cli_wl_args_t a;
     trace_scenario_t *sc = NULL;
     par_job_t *job = NULL;
-    int rc = parse_args("parallel layout", argc, argv, &a);
+    int rc = cli_wl_parse_args("parallel layout", "parallel.gpu_mem",
+                               CLI_WL_SET_LIMIT, argc, argv, &a);
     if (!rc)
         rc = cli_ddp_load_scenario("parallel layout", a.scenario, a.sets,
                                    a.nsets, &sc);
