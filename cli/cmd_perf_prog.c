@@ -148,7 +148,9 @@ static int has_root(herd_coll_t c)
            c == HERD_COLL_GATHER || c == HERD_COLL_SCATTER;
 }
 
-/* nccl-tests' number cells: as many decimals as the width leaves. */
+/* nccl-tests' number cells: as many decimals as the width leaves; a
+ * value too wide for it keeps its digits (nccl-tests would write 1.2e+06)
+ * and widens the column, which token-based readers do not mind. */
 static void cell(char *buf, size_t len, double v, int width)
 {
     int digits = 0;
@@ -158,10 +160,8 @@ static void cell(char *buf, size_t len, double v, int width)
         snprintf(buf, len, "%*.2f", width, v);
     else if (digits < width - 1)
         snprintf(buf, len, "%*.1f", width, v);
-    else if (digits < width + 1)
-        snprintf(buf, len, "%*.0f", width, v);
     else
-        snprintf(buf, len, "%*.1e", width, v);
+        snprintf(buf, len, "%*.0f", width, v);
 }
 
 /* One size: results[g] of group g (0 out-of-place, 1 in-place). */
