@@ -3,8 +3,9 @@
  * were captured from torch 2.15's TCPStore client): validation, ping,
  * every command and its reply, herd's clients beside TCPStore ones on
  * one server, a parked wait cancelled, the limits (an oversized key, an
- * unknown command, a stalled command, a store with a token), and the
- * decoder on its own. Loopback only, every read bounded. */
+ * unknown command, a stalled command, a store with a token), the
+ * decoder on its own, and herd's client speaking TCPStore. Loopback only, every
+ * read bounded. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -252,6 +253,68 @@ START_TEST(decoder)
 }
 END_TEST
 
+/* herd's client in TCPStore mode, against herd's server: the same calls,
+ * keys with torch's "/", a wait that times out is cancelled and the
+ * connection stays usable. */
+START_TEST(client)
+{
+    store_server_t *srv = NULL;
+    ck_assert_int_eq(store_server_start("127.0.0.1", 0, NULL, &srv), HERD_OK);
+    int port = store_server_port(srv);
+    store_client_t *t = NULL, *h = NULL;
+    ck_assert_int_eq(store_client_connect_tcpstore("127.0.0.1", port, 5.0, &t),
+                     HERD_OK);
+    ck_assert_int_eq(store_client_connect("127.0.0.1", port, NULL, 5.0, &h),
+                     HERD_OK);
+    ck_assert_int_eq(store_client_set_prefix(t, "p/"), HERD_OK);
+    ck_assert_int_eq(store_set(t, "k", "v1", 2), HERD_OK);
+    void *v = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(store_get(h, "/p/k", 1.0, &v, &n), HERD_OK);
+    ck_assert_str_eq(v, "v1");
+    free(v);
+    ck_assert_int_eq(store_get(t, "k", 1.0, &v, &n), HERD_OK);
+    ck_assert_str_eq(v, "v1");
+    free(v);
+    int64_t x = 0;
+    ck_assert_int_eq(store_add(t, "n", 2, &x), HERD_OK);
+    ck_assert_int_eq(store_add(t, "n", 3, &x), HERD_OK);
+    ck_assert_int_eq(x, 5);
+    ck_assert_int_eq(store_compare_set(t, "c", "", 0, "a", 1, &v, &n), HERD_OK);
+    ck_assert_str_eq(v, "a");
+    free(v);
+    ck_assert_int_eq(store_compare_set(t, "c", "z", 1, "b", 1, &v, &n),
+                     HERD_OK);
+    ck_assert_str_eq(v, "a");
+    free(v);
+    const char *keys[] = {"k", "n", "missing"};
+    int all = -1;
+    ck_assert_int_eq(store_check(t, keys, 2, &all), HERD_OK);
+    ck_assert_int_eq(all, 1);
+    ck_assert_int_eq(store_check(t, keys, 3, &all), HERD_OK);
+    ck_assert_int_eq(all, 0);
+    ck_assert_int_eq(store_wait(t, keys, 2, 1.0), HERD_OK);
+    ck_assert_int_eq(store_wait(t, keys, 3, 0.3), HERD_ERR_TIMEOUT);
+    ck_assert_int_eq(store_get(t, "missing", 0.3, &v, &n), HERD_ERR_TIMEOUT);
+    int del = 0;
+    ck_assert_int_eq(store_delete(t, "k", &del), HERD_OK);
+    ck_assert_int_eq(del, 1);
+    ck_assert_int_eq(store_num_keys(t, &x), HERD_OK);
+    ck_assert_int_eq(x, 2);
+    /* herd's set ends the TCPStore client's get */
+    ck_assert_int_eq(store_set(h, "/p/missing", "late", 4), HERD_OK);
+    ck_assert_int_eq(store_get(t, "missing", 1.0, &v, &n), HERD_OK);
+    ck_assert_str_eq(v, "late");
+    free(v);
+    store_client_close(t);
+    store_client_close(h);
+    /* nothing listening that speaks TCPStore: a bounded failure */
+    store_server_stop(srv);
+    ck_assert_int_ne(store_client_connect_tcpstore("127.0.0.1", port, 0.3, &t),
+                     HERD_OK);
+}
+END_TEST
+
 static Suite *tcps_suite(void)
 {
     Suite *s = suite_create("real_store_tcps");
@@ -260,6 +323,7 @@ static Suite *tcps_suite(void)
     tcase_add_test(tc, commands);
     tcase_add_test(tc, limits);
     tcase_add_test(tc, decoder);
+    tcase_add_test(tc, client);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,9 +3,11 @@
  * compare_set, wait, check, delete_key, num_keys, multi_set/multi_get
  * and a timed-out wait against a herd store server, and meets a herd
  * client there (each waits for what the other sets; torch's client puts
- * "/" before every key). The python is $HERD_TORCH_PYTHON, else python3
- * on PATH; torch >= 2 is needed (1.x clients speak an older protocol):
- * exits 77 without it. Loopback only, bounded by timeouts. */
+ * "/" before every key); and herd's TCPStore client against torch's own
+ * TCPStore server (torch hosting, herd joining). The python is
+ * $HERD_TORCH_PYTHON, else python3 on PATH; torch >= 2 is needed (1.x clients
+ * speak an older protocol): exits 77 without it. Loopback only, bounded by
+ * timeouts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,12 +98,92 @@ START_TEST(torch_meets_herd)
 }
 END_TEST
 
+static const char master_script[] =
+    "import datetime, sys\n"
+    "import torch.distributed as d\n"
+    "s = d.TCPStore('127.0.0.1', 0, is_master=True, wait_for_workers=False,\n"
+    "               timeout=datetime.timedelta(seconds=60))\n"
+    "s.set('from_torch', b'torch value')\n"
+    "print(s.port, flush=True)\n"
+    "s.wait(['herd_done'])\n"
+    "assert s.get('from_herd') == b'herd value', s.get('from_herd')\n"
+    "assert s.get('count') == b'12', s.get('count')\n"
+    "assert not s.check(['from_torch'])\n"
+    "print('master ok', flush=True)\n";
+
+/* herd's TCPStore client against torch's own TCPStore server, as a herd
+ * program under real torchrun meets the agent's store. */
+START_TEST(herd_client_on_torch_store)
+{
+    char *dir = tu_tmpdir(), path[512], cmd[1024], line[64] = "";
+    snprintf(path, sizeof(path), "%s/master.py", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(master_script, f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd), "timeout 120 '%s' '%s' 2>'%s/err'", python(),
+             path, dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), p));
+    int port = atoi(line);
+    ck_assert_int_gt(port, 0);
+    store_client_t *c = NULL;
+    ck_assert_int_eq(store_client_connect_tcpstore("127.0.0.1", port, 30.0, &c),
+                     HERD_OK);
+    void *v = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(store_get(c, "from_torch", 10.0, &v, &n), HERD_OK);
+    ck_assert_str_eq(v, "torch value");
+    free(v);
+    int64_t x = 0;
+    ck_assert_int_eq(store_add(c, "count", 5, &x), HERD_OK);
+    ck_assert_int_eq(store_add(c, "count", 7, &x), HERD_OK);
+    ck_assert_int_eq(x, 12);
+    ck_assert_int_eq(store_compare_set(c, "cas", "", 0, "one", 3, &v, &n),
+                     HERD_OK);
+    ck_assert_str_eq(v, "one");
+    free(v);
+    ck_assert_int_eq(store_compare_set(c, "cas", "two", 3, "three", 5, &v, &n),
+                     HERD_OK);
+    ck_assert_str_eq(v, "one");
+    free(v);
+    const char *keys[] = {"from_torch", "count", "absent"};
+    int all = 0;
+    ck_assert_int_eq(store_check(c, keys, 2, &all), HERD_OK);
+    ck_assert_int_eq(all, 1);
+    ck_assert_int_eq(store_wait(c, keys, 2, 5.0), HERD_OK);
+    /* torch's own server answers the cancel of a timed-out wait */
+    ck_assert_int_eq(store_wait(c, keys, 3, 0.5), HERD_ERR_TIMEOUT);
+    int64_t nk = 0;
+    ck_assert_int_eq(store_num_keys(c, &nk), HERD_OK);
+    ck_assert_int_ge(nk, 3);
+    int del = 0;
+    ck_assert_int_eq(store_delete(c, "from_torch", &del), HERD_OK);
+    ck_assert_int_eq(del, 1);
+    ck_assert_int_eq(store_set(c, "from_herd", "herd value", 10), HERD_OK);
+    ck_assert_int_eq(store_set(c, "herd_done", "1", 1), HERD_OK);
+    ck_assert_ptr_nonnull(fgets(line, sizeof(line), p));
+    ck_assert_str_eq(line, "master ok\n");
+    store_client_close(c);
+    int rc = pclose(p);
+    snprintf(path, sizeof(path), "%s/err", dir);
+    char *err = tu_read_file(path);
+    ck_assert_msg(rc == 0, "torch master failed (%d): %s", rc, err);
+    free(err);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(dir);
+}
+END_TEST
+
 static Suite *torch_suite(void)
 {
     Suite *s = suite_create("real_store_torch");
     TCase *tc = tcase_create("torch");
     tcase_set_timeout(tc, 150);
     tcase_add_test(tc, torch_meets_herd);
+    tcase_add_test(tc, herd_client_on_torch_store);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -33,6 +33,7 @@
 struct store_client {
     int fd;             /* TCP back end; -1 when file is set */
     store_file_t *file; /* file back end */
+    store_tcps_t *tcps; /* TCPStore back end */
     double timeout_s;
     char *prefix;
     int broken; /* a reply was lost: the stream is out of step */
@@ -41,7 +42,7 @@ struct store_client {
     size_t rcap;
 };
 
-static double now_s(void)
+double store_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -50,7 +51,7 @@ static double now_s(void)
 
 static int ms_left(double deadline)
 {
-    double left = deadline - now_s();
+    double left = deadline - store_now_s();
     if (left <= 0)
         return 0;
     return left > 1e6 ? 1000000000 : (int)(left * 1000.0) + 1;
@@ -83,8 +84,7 @@ static herd_status_t io_again(int fd, short ev, double deadline)
     return wait_fd(fd, ev, deadline);
 }
 
-static herd_status_t send_all(int fd, const void *buf, size_t n,
-                              double deadline)
+herd_status_t store_io_send(int fd, const void *buf, size_t n, double deadline)
 {
     const uint8_t *p = buf;
     while (n > 0) {
@@ -101,7 +101,7 @@ static herd_status_t send_all(int fd, const void *buf, size_t n,
     return HERD_OK;
 }
 
-static herd_status_t recv_all(int fd, void *buf, size_t n, double deadline)
+herd_status_t store_io_recv(int fd, void *buf, size_t n, double deadline)
 {
     uint8_t *p = buf;
     while (n > 0) {
@@ -129,11 +129,11 @@ static herd_status_t rpc(store_client_t *c, double wait_s, store_rbuf_t *r)
     if (c->w.failed)
         return HERD_ERR_NO_MEMORY;
     store_wbuf_end(&c->w);
-    double deadline = now_s() + wait_s;
-    herd_status_t st = send_all(c->fd, c->w.data, c->w.len, deadline);
+    double deadline = store_now_s() + wait_s;
+    herd_status_t st = store_io_send(c->fd, c->w.data, c->w.len, deadline);
     uint8_t h[4];
     if (st == HERD_OK)
-        st = recv_all(c->fd, h, 4, deadline);
+        st = store_io_recv(c->fd, h, 4, deadline);
     uint32_t n = st == HERD_OK ? store_le32(h) : 0;
     if (st == HERD_OK && (n < 4 || n > STORE_MAX_FRAME))
         st = HERD_ERR_PARSE;
@@ -145,7 +145,7 @@ static herd_status_t rpc(store_client_t *c, double wait_s, store_rbuf_t *r)
             c->rbuf = nb, c->rcap = n;
     }
     if (st == HERD_OK)
-        st = recv_all(c->fd, c->rbuf, n, deadline);
+        st = store_io_recv(c->fd, c->rbuf, n, deadline);
     if (st != HERD_OK) {
         c->broken = 1;
         return st;
@@ -206,7 +206,8 @@ static int try_connect(const struct addrinfo *a, double deadline, int *fd_out)
     if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
         err = errno;
         if (err == EINPROGRESS) {
-            double d = now_s() + 1.0 < deadline ? now_s() + 1.0 : deadline;
+            double d =
+                store_now_s() + 1.0 < deadline ? store_now_s() + 1.0 : deadline;
             socklen_t l = sizeof(err);
             if (wait_fd(fd, POLLOUT, d) != HERD_OK)
                 err = ETIMEDOUT;
@@ -229,7 +230,7 @@ static herd_status_t connect_loop(const char *host, int port, double timeout_s,
 {
     char ps[16];
     snprintf(ps, sizeof(ps), "%d", port);
-    double deadline = now_s() + timeout_s;
+    double deadline = store_now_s() + timeout_s;
     long sleep_ms = 20;
     for (;;) {
         struct addrinfo hints = {.ai_family = AF_UNSPEC,
@@ -297,6 +298,29 @@ herd_status_t store_client_connect(const char *host, int port,
     return HERD_OK;
 }
 
+herd_status_t store_client_connect_tcpstore(const char *host, int port,
+                                            double timeout_s,
+                                            store_client_t **out)
+{
+    if (!host || !*host || port <= 0 || port > 65535 || !out)
+        return HERD_ERR_INVALID_ARG;
+    store_client_t *c = client_new();
+    if (!c)
+        return HERD_ERR_NO_MEMORY;
+    if (timeout_s > 0)
+        c->timeout_s = timeout_s;
+    int fd = -1;
+    herd_status_t st = connect_loop(host, port, c->timeout_s, &fd);
+    if (st == HERD_OK)
+        st = store_tcps_open(fd, c->timeout_s, &c->tcps);
+    if (st != HERD_OK) {
+        store_client_close(c);
+        return st;
+    }
+    *out = c;
+    return HERD_OK;
+}
+
 herd_status_t store_client_open_file(const char *path, store_client_t **out)
 {
     if (!path || !*path || !out)
@@ -320,6 +344,7 @@ void store_client_close(store_client_t *c)
     if (c->fd >= 0)
         close(c->fd);
     store_file_close(c->file);
+    store_tcps_close(c->tcps);
     store_wbuf_free(&c->w);
     free(c->rbuf);
     free(c->prefix);
@@ -369,6 +394,13 @@ herd_status_t store_set(store_client_t *c, const char *key, const void *val,
 {
     if (!c || !key_ok(c, key) || (!val && len) || len > STORE_MAX_VALUE)
         return HERD_ERR_INVALID_ARG;
+    if (c->tcps) {
+        char *k = full_key(c, key);
+        herd_status_t st =
+            k ? store_tcps_set(c->tcps, k, val, len) : HERD_ERR_NO_MEMORY;
+        free(k);
+        return st;
+    }
     if (c->file) {
         char *k = full_key(c, key);
         herd_status_t st =
@@ -404,6 +436,13 @@ herd_status_t store_get(store_client_t *c, const char *key, double timeout_s,
     if (!c || !key_ok(c, key) || !val_out || !len_out)
         return HERD_ERR_INVALID_ARG;
     double t = op_timeout(c, timeout_s);
+    if (c->tcps) {
+        char *k = full_key(c, key);
+        herd_status_t st = k ? store_tcps_get(c->tcps, k, t, val_out, len_out)
+                             : HERD_ERR_NO_MEMORY;
+        free(k);
+        return st;
+    }
     if (c->file) {
         char *k = full_key(c, key);
         herd_status_t st = k ? store_file_get(c->file, k, t, val_out, len_out)
@@ -436,9 +475,11 @@ herd_status_t store_add(store_client_t *c, const char *key, int64_t delta,
         return HERD_ERR_INVALID_ARG;
     int64_t v = 0;
     herd_status_t st;
-    if (c->file) {
+    if (c->file || c->tcps) {
         char *k = full_key(c, key);
-        st = k ? store_file_add(c->file, k, delta, &v) : HERD_ERR_NO_MEMORY;
+        st = !k        ? HERD_ERR_NO_MEMORY
+             : c->tcps ? store_tcps_add(c->tcps, k, delta, &v)
+                       : store_file_add(c->file, k, delta, &v);
         free(k);
     } else {
         req_begin(c, STORE_OP_ADD);
@@ -463,6 +504,15 @@ herd_status_t store_compare_set(store_client_t *c, const char *key,
         elen > STORE_MAX_VALUE || dlen > STORE_MAX_VALUE || !cur_out ||
         !curlen_out)
         return HERD_ERR_INVALID_ARG;
+    if (c->tcps) {
+        char *k = full_key(c, key);
+        herd_status_t st =
+            k ? store_tcps_cas(c->tcps, k, expected, elen, desired, dlen,
+                               cur_out, curlen_out)
+              : HERD_ERR_NO_MEMORY;
+        free(k);
+        return st;
+    }
     if (c->file) {
         char *k = full_key(c, key);
         herd_status_t st =
@@ -527,6 +577,14 @@ herd_status_t store_wait(store_client_t *c, const char *const *keys, int n,
     if (!c || !keys_ok(c, keys, n))
         return HERD_ERR_INVALID_ARG;
     double t = op_timeout(c, timeout_s);
+    if (c->tcps) {
+        char **k = full_keys(c, keys, n);
+        herd_status_t st =
+            k ? store_tcps_wait(c->tcps, (const char *const *)k, n, t)
+              : HERD_ERR_NO_MEMORY;
+        free_keys(k, n);
+        return st;
+    }
     if (c->file) {
         char **k = full_keys(c, keys, n);
         herd_status_t st =
@@ -546,6 +604,14 @@ herd_status_t store_check(store_client_t *c, const char *const *keys, int n,
 {
     if (!c || !keys_ok(c, keys, n) || !all_exist_out)
         return HERD_ERR_INVALID_ARG;
+    if (c->tcps) {
+        char **k = full_keys(c, keys, n);
+        herd_status_t st = k ? store_tcps_check(c->tcps, (const char *const *)k,
+                                                n, all_exist_out)
+                             : HERD_ERR_NO_MEMORY;
+        free_keys(k, n);
+        return st;
+    }
     if (c->file) {
         char **k = full_keys(c, keys, n);
         herd_status_t st = k ? store_file_check(c->file, (const char *const *)k,
@@ -569,10 +635,12 @@ herd_status_t store_delete(store_client_t *c, const char *key, int *deleted_out)
         return HERD_ERR_INVALID_ARG;
     int64_t v = 0;
     herd_status_t st;
-    if (c->file) {
+    if (c->file || c->tcps) {
         char *k = full_key(c, key);
         int d = 0;
-        st = k ? store_file_delete(c->file, k, &d) : HERD_ERR_NO_MEMORY;
+        st = !k        ? HERD_ERR_NO_MEMORY
+             : c->tcps ? store_tcps_delete(c->tcps, k, &d)
+                       : store_file_delete(c->file, k, &d);
         v = d;
         free(k);
     } else {
@@ -592,6 +660,8 @@ herd_status_t store_num_keys(store_client_t *c, int64_t *n_out)
 {
     if (!c || !n_out)
         return HERD_ERR_INVALID_ARG;
+    if (c->tcps)
+        return store_tcps_num_keys(c->tcps, n_out);
     if (c->file)
         return store_file_num_keys(c->file, n_out);
     req_begin(c, STORE_OP_NUM_KEYS);

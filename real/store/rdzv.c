@@ -7,7 +7,10 @@
  * tcp:// rank 0 hosts the server unless HERD_STORE_EXTERNAL=1 (the
  * launcher or `herd store` hosts it). HERD_STORE_TOKEN is the shared
  * token, HERD_STORE_PREFIX the key prefix of this round, and
- * HERD_STORE_TIMEOUT (seconds) overrides how long to wait for the store. */
+ * HERD_STORE_TIMEOUT (seconds) overrides how long to wait for the store.
+ * HERD_STORE_PROTOCOL=tcpstore (or real torchrun's
+ * TORCHELASTIC_USE_AGENT_STORE) connects with PyTorch's TCPStore
+ * protocol to a store someone else hosts (torchrun's agent). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -257,9 +260,40 @@ static double rdzv_timeout(const herd_init_t *init)
     return t > RDZV_MIN_TIMEOUT_S ? t : RDZV_MIN_TIMEOUT_S;
 }
 
+/* The store speaks PyTorch's TCPStore protocol and someone else hosts
+ * it: HERD_STORE_PROTOCOL=tcpstore, or a worker of real torchrun, whose
+ * agent hosts a TCPStore on MASTER_PORT for its workers. */
+static int rdzv_tcpstore(void)
+{
+    const char *p = getenv("HERD_STORE_PROTOCOL");
+    const char *agent = getenv("TORCHELASTIC_USE_AGENT_STORE");
+    if (p && *p)
+        return !strcmp(p, "tcpstore");
+    return agent && (!strcmp(agent, "True") || !strcmp(agent, "1"));
+}
+
+static herd_status_t rdzv_connect_tcpstore(const herd_init_t *init,
+                                           const rdzv_ep_t *ep, store_rdzv_t *r,
+                                           char *err, size_t errlen)
+{
+    double tmo = rdzv_timeout(init);
+    herd_status_t st =
+        store_client_connect_tcpstore(ep->host, ep->port, tmo, &r->client);
+    if (st != HERD_OK)
+        return rdzv_fail(err, errlen, st,
+                         "rank %d cannot reach the TCPStore at %s:%d within "
+                         "%.3g s: %s",
+                         r->rank, ep->host, ep->port, tmo,
+                         herd_status_string(st));
+    store_client_set_timeout(r->client, tmo);
+    return HERD_OK;
+}
+
 static herd_status_t rdzv_connect(const herd_init_t *init, const rdzv_ep_t *ep,
                                   store_rdzv_t *r, char *err, size_t errlen)
 {
+    if (rdzv_tcpstore())
+        return rdzv_connect_tcpstore(init, ep, r, err, errlen);
     const char *token = getenv("HERD_STORE_TOKEN");
     const char *ext = getenv("HERD_STORE_EXTERNAL");
     double tmo = rdzv_timeout(init);
@@ -322,6 +356,15 @@ herd_status_t store_rdzv_open(const herd_init_t *init, store_rdzv_t *out,
         return st;
     }
     const char *prefix = getenv("HERD_STORE_PREFIX");
+    char round[256];
+    if (!prefix && !ep.path && rdzv_tcpstore()) {
+        /* torchrun's store outlives restarts: one prefix per round */
+        const char *id = getenv("TORCHELASTIC_RUN_ID");
+        const char *n = getenv("TORCHELASTIC_RESTART_COUNT");
+        snprintf(round, sizeof(round), "herd/%.200s/%.16s/", id ? id : "none",
+                 n ? n : "0");
+        prefix = round;
+    }
     if ((st = store_client_set_prefix(r.client, prefix)) != HERD_OK) {
         store_rdzv_close(&r);
         return rdzv_fail(err, errlen, st, "HERD_STORE_PREFIX is too long");

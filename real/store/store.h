@@ -74,6 +74,15 @@ herd_status_t store_delete(store_client_t *c, const char *key,
                            int *deleted_out);
 herd_status_t store_num_keys(store_client_t *c, int64_t *n_out);
 
+/* A client that speaks PyTorch's TCPStore protocol (torch >= 2) to the
+ * store at host:port: torchrun's agent store, a torch TCPStore master,
+ * or herd's server. Same calls; keys get torch's "/" in front (after the
+ * client's prefix is applied), so torch and herd processes share keys.
+ * No token (TCPStore has none). */
+herd_status_t store_client_connect_tcpstore(const char *host, int port,
+                                            double timeout_s,
+                                            store_client_t **out);
+
 /* A client of the file store at `path` (created if missing): same calls,
  * for processes on one host; get/wait poll the file with short sleeps. */
 herd_status_t store_client_open_file(const char *path, store_client_t **out);

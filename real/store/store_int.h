@@ -32,6 +32,35 @@ herd_status_t store_file_delete(store_file_t *f, const char *key,
                                 int *deleted_out);
 herd_status_t store_file_num_keys(store_file_t *f, int64_t *n_out);
 
+/* client_tcps.c: the TCPStore back end (keys get torch's "/"). open
+ * takes the connected fd (closed on failure), sends the hello and a
+ * ping. */
+typedef struct store_tcps store_tcps_t;
+
+herd_status_t store_tcps_open(int fd, double timeout_s, store_tcps_t **out);
+void store_tcps_close(store_tcps_t *t);
+herd_status_t store_tcps_set(store_tcps_t *t, const char *key, const void *val,
+                             size_t len);
+herd_status_t store_tcps_get(store_tcps_t *t, const char *key, double timeout_s,
+                             void **val_out, size_t *len_out);
+herd_status_t store_tcps_add(store_tcps_t *t, const char *key, int64_t delta,
+                             int64_t *value_out);
+herd_status_t store_tcps_cas(store_tcps_t *t, const char *key, const void *exp,
+                             size_t elen, const void *des, size_t dlen,
+                             void **cur_out, size_t *curlen_out);
+herd_status_t store_tcps_wait(store_tcps_t *t, const char *const *keys, int n,
+                              double timeout_s);
+herd_status_t store_tcps_check(store_tcps_t *t, const char *const *keys, int n,
+                               int *all_out);
+herd_status_t store_tcps_delete(store_tcps_t *t, const char *key,
+                                int *deleted_out);
+herd_status_t store_tcps_num_keys(store_tcps_t *t, int64_t *n_out);
+
+/* client.c's socket I/O, bounded by a CLOCK_MONOTONIC deadline. */
+double store_now_s(void);
+herd_status_t store_io_send(int fd, const void *buf, size_t n, double deadline);
+herd_status_t store_io_recv(int fd, void *buf, size_t n, double deadline);
+
 /* The client's default timeout (seconds). */
 double store_client_timeout(const store_client_t *c);
 
