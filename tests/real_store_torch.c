@@ -4,7 +4,8 @@
  * and a timed-out wait against a herd store server, and meets a herd
  * client there (each waits for what the other sets; torch's client puts
  * "/" before every key); and herd's TCPStore client against torch's own
- * TCPStore server (torch hosting, herd joining). The python is
+ * TCPStore server (torch hosting, herd joining); and `herd perf` under
+ * real torchrun (--no-python), meeting on the agent's store. The python is
  * $HERD_TORCH_PYTHON, else python3 on PATH; torch >= 2 is needed (1.x clients
  * speak an older protocol): exits 77 without it. Loopback only, bounded by
  * timeouts. */
@@ -177,6 +178,24 @@ START_TEST(herd_client_on_torch_store)
 }
 END_TEST
 
+/* A herd program under real torchrun: its workers rendezvous through the
+ * agent's TCPStore on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE), where
+ * rank 0 used to fail hosting a store of its own on that port. */
+START_TEST(herd_under_torchrun)
+{
+    char cmd[1024], *out = NULL;
+    snprintf(cmd, sizeof(cmd),
+             "timeout 120 '%s' -m torch.distributed.run --standalone "
+             "--no-python --nproc-per-node 3 '%s' perf --engine tcp -b 8 "
+             "-e 1K -f 16 -n 2 -w 1 -c 1 2>&1",
+             python(), tu_herd_binary());
+    int rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    ck_assert_msg(strstr(out, "# Out of bounds values : 0 OK"), "%s", out);
+    free(out);
+}
+END_TEST
+
 static Suite *torch_suite(void)
 {
     Suite *s = suite_create("real_store_torch");
@@ -184,6 +203,7 @@ static Suite *torch_suite(void)
     tcase_set_timeout(tc, 150);
     tcase_add_test(tc, torch_meets_herd);
     tcase_add_test(tc, herd_client_on_torch_store);
+    tcase_add_test(tc, herd_under_torchrun);
     suite_add_tcase(s, tc);
     return s;
 }
