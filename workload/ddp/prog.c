@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/common/prog.h"
 #include "workload/ddp/stream.h"
 
 typedef struct prog_ctx {
@@ -72,32 +73,6 @@ static const ddp_emit_ops_t prog_ops = {
     .wait = e_wait,
 };
 
-static void apply_settings(const ddp_prog_t *p, herd_comm_t *world)
-{
-    for (int c = 0; c < HERD_COLL_COUNT; c++)
-        if (p->algo[c] != HERD_ALGO_AUTO)
-            herd_comm_set_algo(world, (herd_coll_t)c, p->algo[c]);
-    if (p->channels > 0 || p->chunk_bytes > 0)
-        herd_comm_set_channels(world, p->channels, p->chunk_bytes);
-}
-
-/* Keep what stopped the rank for the diagnosis. */
-static void note_failure(ddp_prog_t *p, int rank, const prog_ctx_t *x,
-                         herd_status_t st)
-{
-    char msg[DDP_ERR_MSG_MAX];
-    const char *where = ddp_stream_blocked(x->stream);
-    const char *detail = herd_last_error(x->comm);
-    if (*where)
-        snprintf(msg, sizeof(msg), "%s of iteration %ld: %s%s%s", where,
-                 x->iter - 1, herd_status_string(st), *detail ? ": " : "",
-                 detail);
-    else
-        snprintf(msg, sizeof(msg), "%s%s%s", herd_status_string(st),
-                 *detail ? ": " : "", detail);
-    p->errors[rank] = strdup(msg);
-}
-
 int ddp_prog_main(herd_comm_t *world, void *arg)
 {
     ddp_prog_t *p = arg;
@@ -108,7 +83,7 @@ int ddp_prog_main(herd_comm_t *world, void *arg)
     void *buf = NULL;
     uint64_t bytes =
         job->max_bucket_bytes > (1u << 20) ? job->max_bucket_bytes : (1u << 20);
-    apply_settings(p, world);
+    wl_comm_apply(world, p->algo, p->channels, p->chunk_bytes);
     if (herd_alloc(world, bytes, &buf) != HERD_OK ||
         ddp_stream_create(world, buf, job->max_slots, job->cfg.comm_streams,
                           &x.stream) != HERD_OK) {
@@ -121,7 +96,7 @@ int ddp_prog_main(herd_comm_t *world, void *arg)
         p->raised[rank] = 1;
         p->errors[rank] = strdup(msg);
     } else if (st != HERD_OK) {
-        note_failure(p, rank, &x, st);
+        wl_note_failure(&p->errors[rank], &x.stream, 1, x.comm, x.iter, st);
     }
     ddp_stream_destroy(x.stream);
     herd_free(world, buf);

@@ -1,0 +1,64 @@
+/* workload/common/prog.h - what the workload programs (ddp, fsdp,
+ * parallel) share to bind a walker to the herd API: the scenario's
+ * collective settings on a communicator, the per-rank notes of what
+ * stopped a rank, and the whole program of a walker over rank groups and
+ * DDP's in-order streams (workload/ddp/stream.h) that FSDP and the
+ * 3D-parallel job run. */
+#ifndef HERD_WORKLOAD_COMMON_PROG_H
+#define HERD_WORKLOAD_COMMON_PROG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <herd/herd.h>
+
+#include "workload/ddp/job.h"
+#include "workload/ddp/stream.h"
+
+/* A rank group every rank creates (herd_new_group), in the job's order. */
+typedef struct wl_group {
+    int *ranks;
+    int n;
+} wl_group_t;
+
+/* Apply the algorithms (HERD_ALGO_AUTO: left alone), channels and chunk
+ * size (0: left alone) to comm (NULL: nothing). */
+void wl_comm_apply(herd_comm_t *comm, const herd_algo_t algo[HERD_COLL_COUNT],
+                   int channels, size_t chunk_bytes);
+
+/* The per-rank notes (NULL: the rank finished) of `world` ranks. */
+herd_status_t wl_errors_create(int world, char ***out);
+void wl_errors_destroy(char **errors, int world);
+/* Note in *note what stopped a rank with st: the op its first blocked
+ * stream waits for and the iteration (counted by "step" marks), then
+ * the status and the engine's last error. */
+void wl_note_failure(char **note, ddp_stream_t *const *streams, int nstreams,
+                     herd_comm_t *world, long iter, herd_status_t st);
+
+#define WL_MAX_STREAMS 4
+
+/* A walker's program over groups and streams. */
+typedef struct wl_group_prog {
+    const void *job;
+    ddp_walk_fn walk;
+    const wl_group_t *groups; /* the walker's group g is groups[g - 1] */
+    int ngroups;
+    size_t max_slots;
+    uint64_t max_buf_bytes; /* the engine buffer (at least 1 MiB) */
+    int nstreams;           /* 1..WL_MAX_STREAMS */
+    const int *inflight;    /* per stream (ddp_stream_create) */
+    /* a collective on a stream past nstreams goes to stream 0 (FSDP with
+     * one communicator for all_gathers and reduce_scatters); else it is
+     * HERD_ERR_INVALID_ARG */
+    int fold_streams;
+    const herd_algo_t *algo; /* for the world and every group */
+    int channels;
+    size_t chunk_bytes;
+    char **errors; /* [rank]: set when the rank stopped */
+} wl_group_prog_t;
+
+/* Run rank's walk: create the groups, the engine buffer and the streams,
+ * walk, note a failure, release. 0: done, 1: stopped. */
+int wl_group_prog_main(herd_comm_t *world, const wl_group_prog_t *d);
+
+#endif
