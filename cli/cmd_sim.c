@@ -474,7 +474,8 @@ static int sim_sweep_outputs(const trace_scenario_t *sc, trace_timeline_t *tl,
 {
     trace_sweep_row_t *rows = NULL;
     size_t n = 0;
-    char tsv[4096], prefix[4096], title[512], err[1024];
+    /* room for the directory (up to 4095 bytes) and the file name */
+    char tsv[4096 + 16], prefix[4096 + 16], title[512], err[1024];
     if (trace_sweep_stats(tl, &sc->sweep, trace_scenario_world_size(sc), &rows,
                           &n))
         return 2;
@@ -578,7 +579,7 @@ static int sim_run(trace_scenario_t *sc, trace_timeline_t *tl)
 /* The effective scenario (after --set), so a run can be repeated. */
 static int sim_save_scenario(const trace_scenario_t *sc, const char *dir)
 {
-    char path[4096];
+    char path[4096 + 16];
     snprintf(path, sizeof(path), "%s/scenario.yaml", dir);
     FILE *f = fopen(path, "w");
     if (!f)

@@ -95,7 +95,7 @@ static idcase_t *cases(size_t *n_out)
         size_t len = strlen(e->d_name);
         if (len < 6 || len >= 100 || strcmp(e->d_name + len - 5, ".yaml"))
             continue;
-        snprintf(v[n].scenario, sizeof(v[n].scenario), "%s", e->d_name);
+        snprintf(v[n].scenario, sizeof(v[n].scenario), "%.99s", e->d_name);
         snprintf(v[n].name, sizeof(v[n].name), "%.*s", (int)(len - 5),
                  e->d_name);
         n++;
