@@ -5,10 +5,11 @@
  * client there (each waits for what the other sets; torch's client puts
  * "/" before every key); and herd's TCPStore client against torch's own
  * TCPStore server (torch hosting, herd joining); and `herd perf` under
- * real torchrun (--no-python), meeting on the agent's store. The python is
- * $HERD_TORCH_PYTHON, else python3 on PATH; torch >= 2 is needed (1.x clients
- * speak an older protocol): exits 77 without it. Loopback only, bounded by
- * timeouts. */
+ * real torchrun (--no-python), meeting on the agent's store; and a torch
+ * gloo program under herd launch, meeting on the launcher's store. The python
+ * is $HERD_TORCH_PYTHON, else python3 on PATH; torch >= 2 is needed (1.x
+ * clients speak an older protocol): exits 77 without it. Loopback only, bounded
+ * by timeouts. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,42 @@ START_TEST(herd_under_torchrun)
 }
 END_TEST
 
+/* And the other way round: a PyTorch program (gloo, env://) under herd
+ * launch, its ranks meeting on the launcher's store through TCPStore. */
+START_TEST(torch_under_herd_launch)
+{
+    char *dir = tu_tmpdir(), path[512], cmd[1024], *out = NULL;
+    snprintf(path, sizeof(path), "%s/allreduce.py", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("import torch, torch.distributed as d\n"
+          "d.init_process_group('gloo')\n"
+          "t = torch.ones(1) * (d.get_rank() + 1)\n"
+          "d.all_reduce(t)\n"
+          "assert t.item() == 6, t\n"
+          "d.barrier()\n"
+          "print('allreduce ok', d.get_rank(), flush=True)\n"
+          "d.destroy_process_group()\n",
+          f);
+    fclose(f);
+    snprintf(cmd, sizeof(cmd),
+             "timeout 120 '%s' launch --standalone --quiet --nproc-per-node 3 "
+             "-- '%s' '%s' 2>&1",
+             tu_herd_binary(), python(), path);
+    int rc = tu_run(cmd, &out);
+    ck_assert_msg(rc == 0, "exit %d:\n%s", rc, out);
+    for (int r = 0; r < 3; r++) {
+        char want[32];
+        snprintf(want, sizeof(want), "allreduce ok %d", r);
+        ck_assert_msg(strstr(out, want), "%s", out);
+    }
+    free(out);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(dir);
+}
+END_TEST
+
 static Suite *torch_suite(void)
 {
     Suite *s = suite_create("real_store_torch");
@@ -204,6 +241,7 @@ static Suite *torch_suite(void)
     tcase_add_test(tc, torch_meets_herd);
     tcase_add_test(tc, herd_client_on_torch_store);
     tcase_add_test(tc, herd_under_torchrun);
+    tcase_add_test(tc, torch_under_herd_launch);
     suite_add_tcase(s, tc);
     return s;
 }

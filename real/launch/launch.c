@@ -315,6 +315,7 @@ static herd_status_t agent_store(launch_agent_t *a, char *err, size_t errlen)
     const char *token = agent_token(a, err, errlen);
     if (!token)
         return HERD_ERR_INVALID_ARG;
+    a->g.store_token = token;
     a->g.port = o->standalone ? 0 : o->master_port;
     a->g.store_hosted = 1;
     herd_status_t st = HERD_OK;

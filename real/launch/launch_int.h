@@ -25,7 +25,8 @@ typedef struct launch_group {
     int store_hosted;    /* the launcher hosts the store */
     const char *token;   /* HERD_STORE_TOKEN for the workers; NULL: theirs */
     const char *log_dir; /* where redirected/teed streams go */
-    sigset_t child_mask; /* signal mask the workers start with */
+    const char *store_token; /* the store's token, "" for none */
+    sigset_t child_mask;     /* signal mask the workers start with */
     pid_t launcher_pid;
     launch_worker_t *w;
     int n, live;

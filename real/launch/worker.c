@@ -37,6 +37,7 @@ static const char *const owned_vars[] = {"RANK",
                                          "TORCHELASTIC_MAX_RESTARTS",
                                          "TORCHELASTIC_RUN_ID",
                                          "HERD_STORE_EXTERNAL",
+                                         "TORCHELASTIC_USE_AGENT_STORE",
                                          "HERD_STORE_PREFIX",
                                          NULL};
 
@@ -98,6 +99,11 @@ static int env_ours(const launch_group_t *g, const launch_worker_t *w,
     bad |= env_add(env, n, "HERD_STORE_PREFIX", "%s/%d/", g->run_id, round);
     if (g->store_hosted)
         bad |= env_add(env, n, "HERD_STORE_EXTERNAL", "1");
+    /* torch's env:// then joins the launcher's store (which speaks
+     * TCPStore) instead of hosting one on MASTER_PORT; torch cannot
+     * present a token, so not when the store has one. */
+    if (g->store_hosted && !(g->store_token && *g->store_token))
+        bad |= env_add(env, n, "TORCHELASTIC_USE_AGENT_STORE", "True");
     if (g->token)
         bad |= env_add(env, n, "HERD_STORE_TOKEN", "%s", g->token);
     if (o->nproc_per_node > 1 && !getenv("OMP_NUM_THREADS"))

@@ -262,13 +262,19 @@ static double rdzv_timeout(const herd_init_t *init)
 
 /* The store speaks PyTorch's TCPStore protocol and someone else hosts
  * it: HERD_STORE_PROTOCOL=tcpstore, or a worker of real torchrun, whose
- * agent hosts a TCPStore on MASTER_PORT for its workers. */
+ * agent hosts a TCPStore on MASTER_PORT for its workers (herd's launcher
+ * sets that variable too, for torch workers, but also
+ * HERD_STORE_EXTERNAL: its store speaks herd's protocol, with a token
+ * when it has one). -1 for an unknown HERD_STORE_PROTOCOL. */
 static int rdzv_tcpstore(void)
 {
     const char *p = getenv("HERD_STORE_PROTOCOL");
     const char *agent = getenv("TORCHELASTIC_USE_AGENT_STORE");
+    const char *ext = getenv("HERD_STORE_EXTERNAL");
     if (p && *p)
-        return !strcmp(p, "tcpstore");
+        return !strcmp(p, "tcpstore") ? 1 : !strcmp(p, "herd") ? 0 : -1;
+    if (ext && !strcmp(ext, "1"))
+        return 0;
     return agent && (!strcmp(agent, "True") || !strcmp(agent, "1"));
 }
 
@@ -292,7 +298,13 @@ static herd_status_t rdzv_connect_tcpstore(const herd_init_t *init,
 static herd_status_t rdzv_connect(const herd_init_t *init, const rdzv_ep_t *ep,
                                   store_rdzv_t *r, char *err, size_t errlen)
 {
-    if (rdzv_tcpstore())
+    int tcps = rdzv_tcpstore();
+    if (tcps < 0)
+        return rdzv_fail(err, errlen, HERD_ERR_INVALID_ARG,
+                         "HERD_STORE_PROTOCOL='%s' is neither 'herd' nor "
+                         "'tcpstore'",
+                         getenv("HERD_STORE_PROTOCOL"));
+    if (tcps)
         return rdzv_connect_tcpstore(init, ep, r, err, errlen);
     const char *token = getenv("HERD_STORE_TOKEN");
     const char *ext = getenv("HERD_STORE_EXTERNAL");
@@ -357,7 +369,7 @@ herd_status_t store_rdzv_open(const herd_init_t *init, store_rdzv_t *out,
     }
     const char *prefix = getenv("HERD_STORE_PREFIX");
     char round[256];
-    if (!prefix && !ep.path && rdzv_tcpstore()) {
+    if (!prefix && !ep.path && rdzv_tcpstore() == 1) {
         /* torchrun's store outlives restarts: one prefix per round */
         const char *id = getenv("TORCHELASTIC_RUN_ID");
         const char *n = getenv("TORCHELASTIC_RESTART_COUNT");
