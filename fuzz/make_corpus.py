@@ -195,6 +195,31 @@ def store():
         put("store_frame", k, v)
 
 
+def store_tcps():
+    # PyTorch TCPStore commands (after the hello), as torch >= 2 sends them
+    def n(k):
+        return struct.pack("<Q", k)
+
+    seeds = {
+        "set_get": b"\1" + le_bytes(b"/kk") + le_bytes(b"vv")
+        + b"\3" + le_bytes(b"/kk"),
+        "cas_add": b"\2" + le_bytes(b"/c") + le_bytes(b"") + le_bytes(b"x")
+        + b"\4" + le_bytes(b"/n") + struct.pack("<q", 5),
+        "wait_check": b"\6" + n(2) + le_bytes(b"/a") + le_bytes(b"/b")
+        + b"\5" + n(1) + le_bytes(b"/a"),
+        "multi": b"\x0b" + n(2) + le_bytes(b"/a") + le_bytes(b"1")
+        + le_bytes(b"/b") + le_bytes(b"2")
+        + b"\x0a" + n(2) + le_bytes(b"/a") + le_bytes(b"/b"),
+        "misc": b"\x0d" + struct.pack("<I", 0x543a) + b"\7" + b"\x08"
+        + le_bytes(b"/a") + b"\x09" + le_bytes(b"/a") + le_bytes(b"+")
+        + b"\x0c" + b"\0" + struct.pack("<I", 0x3C85F7CE),
+        "hostile_keylen": b"\3" + n(2 ** 62) + b"x",
+        "hostile_nkeys": b"\6" + n(2 ** 40) + le_bytes(b"a"),
+    }
+    for k, v in seeds.items():
+        put("store_tcps", k, v)
+
+
 def tcp():
     # byte 0: world size - 1; byte 1: 0 = message header, 1 = handshake
     def hdr(typ, group=0, tag=0, seq=1, length=64, magic=0x31445248):
@@ -233,8 +258,8 @@ def kineto():
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
-    for fn in (scenarios, traces, models, timelines, flights, store, tcp,
-               kineto):
+    for fn in (scenarios, traces, models, timelines, flights, store,
+               store_tcps, tcp, kineto):
         fn()
     for t in sorted(os.listdir(OUT)):
         print("%-12s %d seeds" % (t, len(os.listdir(os.path.join(OUT, t)))))
