@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -315,6 +316,50 @@ START_TEST(client)
 }
 END_TEST
 
+/* Rendezvous with HERD_STORE_PROTOCOL: tcpstore joins a store someone
+ * else hosts (here herd's, as torchrun's agent would), with one prefix
+ * per round; an unknown value is an error that names it. */
+START_TEST(rdzv_protocol)
+{
+    store_server_t *srv = NULL;
+    ck_assert_int_eq(store_server_start("127.0.0.1", 0, NULL, &srv), HERD_OK);
+    char port[16];
+    snprintf(port, sizeof(port), "%d", store_server_port(srv));
+    setenv("RANK", "0", 1);
+    setenv("WORLD_SIZE", "1", 1);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    setenv("MASTER_PORT", port, 1);
+    unsetenv("HERD_STORE_EXTERNAL");
+    unsetenv("HERD_STORE_PREFIX");
+    setenv("TORCHELASTIC_RUN_ID", "job5", 1);
+    setenv("TORCHELASTIC_RESTART_COUNT", "2", 1);
+    herd_init_t init;
+    memset(&init, 0, sizeof(init));
+    store_rdzv_t r;
+    char err[256] = "";
+    setenv("HERD_STORE_PROTOCOL", "bogus", 1);
+    ck_assert_int_eq(store_rdzv_open(&init, &r, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_msg(strstr(err, "HERD_STORE_PROTOCOL='bogus'"), "%s", err);
+    setenv("HERD_STORE_PROTOCOL", "tcpstore", 1);
+    ck_assert_int_eq(store_rdzv_open(&init, &r, err, sizeof(err)), HERD_OK);
+    ck_assert_ptr_null(r.server); /* the store is someone else's */
+    ck_assert_int_eq(store_set(r.client, "x", "1", 1), HERD_OK);
+    store_rdzv_close(&r);
+    store_client_t *h = NULL;
+    ck_assert_int_eq(store_client_connect("127.0.0.1", store_server_port(srv),
+                                          NULL, 5.0, &h),
+                     HERD_OK);
+    void *v = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(store_get(h, "/herd/job5/2/x", 1.0, &v, &n), HERD_OK);
+    free(v);
+    store_client_close(h);
+    unsetenv("HERD_STORE_PROTOCOL");
+    store_server_stop(srv);
+}
+END_TEST
+
 static Suite *tcps_suite(void)
 {
     Suite *s = suite_create("real_store_tcps");
@@ -324,6 +369,7 @@ static Suite *tcps_suite(void)
     tcase_add_test(tc, limits);
     tcase_add_test(tc, decoder);
     tcase_add_test(tc, client);
+    tcase_add_test(tc, rdzv_protocol);
     suite_add_tcase(s, tc);
     return s;
 }
