@@ -1,5 +1,6 @@
 /* cli/cmd_store.c - `herd store`: run a standalone rendezvous store until
- * SIGINT or SIGTERM (for HERD_STORE_EXTERNAL=1 jobs and for tests). */
+ * SIGINT or SIGTERM (for HERD_STORE_EXTERNAL=1 jobs, for torch processes
+ * as a TCPStore, and for tests). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,9 @@ static const char store_usage[] =
     "  --host H   address to bind (default 0.0.0.0)\n"
     "  --token T  shared token clients must present (default:\n"
     "             $HERD_STORE_TOKEN; none if unset)\n"
-    "  Prints 'herd store: listening on HOST:PORT' once ready.\n";
+    "  Prints 'herd store: listening on HOST:PORT' once ready.\n"
+    "  Serves herd's clients and PyTorch's TCPStore clients (torch >= 2,\n"
+    "  is_master=False) on the same port; the latter only without a token.\n";
 
 typedef struct store_args {
     long port;
