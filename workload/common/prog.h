@@ -12,14 +12,9 @@
 
 #include <herd/herd.h>
 
+#include "workload/common/job.h"
 #include "workload/ddp/job.h"
 #include "workload/ddp/stream.h"
-
-/* A rank group every rank creates (herd_new_group), in the job's order. */
-typedef struct wl_group {
-    int *ranks;
-    int n;
-} wl_group_t;
 
 /* Apply the algorithms (HERD_ALGO_AUTO: left alone), channels and chunk
  * size (0: left alone) to comm (NULL: nothing). */

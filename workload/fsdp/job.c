@@ -206,9 +206,7 @@ void fsdp_job_destroy(fsdp_job_t *j)
         return;
     fsdp_units_fini(&j->units);
     fsdp_units_fini(&j->bad_units);
-    for (int g = 0; g < j->ngroups; g++)
-        free(j->groups[g].ranks);
-    free(j->groups);
+    wl_groups_free(j->groups, j->ngroups);
     ddp_model_fini(&j->model);
     fsdp_cfg_fini(&j->cfg);
     free(j);
@@ -216,29 +214,7 @@ void fsdp_job_destroy(fsdp_job_t *j)
 
 herd_status_t fsdp_trace_build(const fsdp_job_t *job, trace_t **out)
 {
-    trace_t *t = NULL;
-    herd_status_t st = trace_create(job->world, &t);
-    if (st != HERD_OK)
-        return st;
-    free(t->name);
-    t->name = strdup(job->model.name ? job->model.name : "fsdp");
-    for (int g = 0; st == HERD_OK && g < job->ngroups; g++) {
-        int32_t *r = malloc((size_t)job->groups[g].n * sizeof(int32_t));
-        if (!r) {
-            st = HERD_ERR_NO_MEMORY;
-            break;
-        }
-        for (int i = 0; i < job->groups[g].n; i++)
-            r[i] = job->groups[g].ranks[i];
-        st = trace_add_group(t, r, (uint32_t)job->groups[g].n);
-        free(r);
-    }
-    if (st == HERD_OK)
-        st = ddp_trace_record(t, fsdp_job_walk, job);
-    if (st != HERD_OK) {
-        trace_destroy(t);
-        return st;
-    }
-    *out = t;
-    return HERD_OK;
+    return wl_trace_build(job->world,
+                          job->model.name ? job->model.name : "fsdp",
+                          job->groups, job->ngroups, fsdp_job_walk, job, out);
 }

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "trace/trace.h"
-#include "workload/common/prog.h"
+#include "workload/common/job.h"
 #include "workload/ddp/job.h"
 #include "workload/ddp/model.h"
 #include "workload/fsdp/cfg.h"
@@ -24,7 +24,7 @@
 #define FSDP_STREAM_AG 0
 #define FSDP_STREAM_RS 1
 
-typedef wl_group_t fsdp_group_t; /* workload/common/prog.h */
+typedef wl_group_t fsdp_group_t; /* workload/common/job.h */
 
 /* Bytes per rank. */
 typedef struct fsdp_memory {

@@ -348,35 +348,11 @@ herd_status_t fsdp_job_walk(const void *job, int rank,
     return walk_rank(job, rank, ops, ctx, &w);
 }
 
-/* An emitter that does nothing: the walk alone, for its memory. */
-static herd_status_t n_compute(void *c, double s, const char *l)
-{
-    (void)c, (void)s, (void)l;
-    return HERD_OK;
-}
-static herd_status_t n_mark(void *c, const char *l)
-{
-    (void)c, (void)l;
-    return HERD_OK;
-}
-static herd_status_t n_wait(void *c, size_t slot)
-{
-    (void)c, (void)slot;
-    return HERD_OK;
-}
-static herd_status_t n_coll(void *c, const ddp_emit_coll_t *op, size_t slot)
-{
-    (void)c, (void)op, (void)slot;
-    return HERD_OK;
-}
-static const ddp_emit_ops_t null_ops = {
-    .compute = n_compute, .mark = n_mark, .wait = n_wait, .coll = n_coll};
-
 herd_status_t fsdp_job_memory(const fsdp_job_t *job, int rank,
                               fsdp_memory_t *out)
 {
     fwalk_t w;
-    herd_status_t st = walk_rank(job, rank, &null_ops, NULL, &w);
+    herd_status_t st = walk_rank(job, rank, &wl_null_ops, NULL, &w);
     if (st != HERD_OK)
         return st;
     const fsdp_units_t *us = fsdp_job_units(job, rank);

@@ -308,9 +308,7 @@ void par_job_destroy(par_job_t *j)
 {
     if (!j)
         return;
-    for (int g = 0; g < j->ngroups; g++)
-        free(j->groups[g].ranks);
-    free(j->groups);
+    wl_groups_free(j->groups, j->ngroups);
     free(j->layers);
     free(j->chunk_first);
     ddp_model_fini(&j->model);
@@ -319,29 +317,7 @@ void par_job_destroy(par_job_t *j)
 
 herd_status_t par_trace_build(const par_job_t *job, trace_t **out)
 {
-    trace_t *t = NULL;
-    herd_status_t st = trace_create(job->world, &t);
-    if (st != HERD_OK)
-        return st;
-    free(t->name);
-    t->name = strdup(job->model.name ? job->model.name : "parallel");
-    for (int g = 0; st == HERD_OK && g < job->ngroups; g++) {
-        int32_t *r = malloc((size_t)job->groups[g].n * sizeof(int32_t));
-        if (!r) {
-            st = HERD_ERR_NO_MEMORY;
-            break;
-        }
-        for (int i = 0; i < job->groups[g].n; i++)
-            r[i] = job->groups[g].ranks[i];
-        st = trace_add_group(t, r, (uint32_t)job->groups[g].n);
-        free(r);
-    }
-    if (st == HERD_OK)
-        st = ddp_trace_record(t, par_job_walk, job);
-    if (st != HERD_OK) {
-        trace_destroy(t);
-        return st;
-    }
-    *out = t;
-    return HERD_OK;
+    return wl_trace_build(job->world,
+                          job->model.name ? job->model.name : "parallel",
+                          job->groups, job->ngroups, par_job_walk, job, out);
 }

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "trace/trace.h"
-#include "workload/common/prog.h"
+#include "workload/common/job.h"
 #include "workload/ddp/job.h"
 #include "workload/ddp/model.h"
 #include "workload/parallel/cfg.h"
@@ -37,7 +37,7 @@
          for a send the peer has not matched yet */
 #define PAR_NSTREAMS 4
 
-typedef wl_group_t par_group_t; /* workload/common/prog.h */
+typedef wl_group_t par_group_t; /* workload/common/job.h */
 
 /* One transformer layer (or the root: embeddings, final norm, head),
  * whole: before tensor parallelism divides it. Compute is one

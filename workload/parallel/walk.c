@@ -485,35 +485,11 @@ herd_status_t par_job_walk(const void *job, int rank, const ddp_emit_ops_t *ops,
     return walk_rank(job, rank, ops, ctx, &w);
 }
 
-/* An emitter that does nothing: the walk alone, for its memory. */
-static herd_status_t n_compute(void *c, double s, const char *l)
-{
-    (void)c, (void)s, (void)l;
-    return HERD_OK;
-}
-static herd_status_t n_mark(void *c, const char *l)
-{
-    (void)c, (void)l;
-    return HERD_OK;
-}
-static herd_status_t n_wait(void *c, size_t slot)
-{
-    (void)c, (void)slot;
-    return HERD_OK;
-}
-static herd_status_t n_coll(void *c, const ddp_emit_coll_t *op, size_t slot)
-{
-    (void)c, (void)op, (void)slot;
-    return HERD_OK;
-}
-static const ddp_emit_ops_t null_ops = {
-    .compute = n_compute, .mark = n_mark, .wait = n_wait, .coll = n_coll};
-
 static herd_status_t stage_memory(const par_job_t *j, int s, par_memory_t *m)
 {
     pwalk_t w;
     int rank = s * j->dp * j->tp;
-    herd_status_t st = walk_rank(j, rank, &null_ops, NULL, &w);
+    herd_status_t st = walk_rank(j, rank, &wl_null_ops, NULL, &w);
     if (st != HERD_OK)
         return st;
     uint64_t n = par_job_stage_numel(j, s), d = (uint64_t)j->dp;
