@@ -175,6 +175,34 @@ START_TEST(commands)
 }
 END_TEST
 
+/* A large value arriving in pieces is reassembled whole. */
+START_TEST(large_value)
+{
+    store_server_t *srv = NULL;
+    ck_assert_int_eq(store_server_start("127.0.0.1", 0, NULL, &srv), HERD_OK);
+    int fd = tcps_connect(store_server_port(srv), 1);
+    size_t big = (size_t)4 << 20;
+    uint8_t *val = malloc(big);
+    ck_assert_ptr_nonnull(val);
+    for (size_t i = 0; i < big; i++)
+        val[i] = (uint8_t)(i * 7);
+    out_t o = {.n = 0};
+    o_u(&o, TCPS_SET, 1), o_s(&o, "/big"), o_u(&o, big, 8), sendo(fd, &o);
+    for (size_t off = 0; off < big; off += 65536)
+        ck_assert_int_eq(write(fd, val + off, 65536), 65536);
+    o_u(&o, TCPS_GET, 1), o_s(&o, "/big"), sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 8), big);
+    uint8_t *back = malloc(big);
+    ck_assert_ptr_nonnull(back);
+    readn(fd, back, big);
+    ck_assert_int_eq(memcmp(back, val, big), 0);
+    free(back);
+    free(val);
+    close(fd);
+    store_server_stop(srv);
+}
+END_TEST
+
 START_TEST(limits)
 {
     store_limits_t lim;
@@ -366,6 +394,7 @@ static Suite *tcps_suite(void)
     TCase *tc = tcase_create("tcps");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, commands);
+    tcase_add_test(tc, large_value);
     tcase_add_test(tc, limits);
     tcase_add_test(tc, decoder);
     tcase_add_test(tc, client);

@@ -237,6 +237,11 @@ int srv_tcps_frames(srv_conn_t *c)
             evbuffer_drain(in, 1);
             continue;
         }
+        /* A command's size is known once its length fields are in: no
+         * pullup (a copy of everything buffered) until it can all be
+         * there, so a large value arriving in pieces is copied once. */
+        if (c->partial && avail < c->need)
+            return FRAME_NEXT;
         const uint8_t *p = evbuffer_pullup(in, -1);
         tcps_req_t q;
         if (!p)
