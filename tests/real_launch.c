@@ -1,6 +1,9 @@
 /* tests/real_launch.c - `herd launch`: the torchrun environment, exit
  * codes and the failing rank, restarts, signal forwarding, several nodes
- * on loopback, and workers that rendezvous through the launcher's store.
+ * on loopback, workers that rendezvous through the launcher's store,
+ * torchrun's spellings (rdzv endpoint/id/backend, gpu/cpu counts, the
+ * flags herd refuses by name) and worker logs (--log-dir, --redirects,
+ * --tee).
  * Workers are small shell commands, or this binary run as `--worker`. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
