@@ -2,10 +2,10 @@
  * diagnosis of a run that hung or failed: which ranks raised PyTorch's
  * reduction error, which ranks blocked in which collective, which ranks
  * ran out of data, and what in the job's options explains it. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/common/report.h"
 #include "workload/ddp/report.h"
 
 void ddp_report_ranks(const unsigned char *sel, int n, char *buf, size_t len)
@@ -28,27 +28,8 @@ void ddp_report_ranks(const unsigned char *sel, int n, char *buf, size_t len)
     }
 }
 
-typedef struct diag_buf {
-    char *p;
-    size_t len, off;
-} diag_buf_t;
-
-static void put(diag_buf_t *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void put(diag_buf_t *d, const char *fmt, ...)
-{
-    if (d->off >= d->len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(d->p + d->off, d->len - d->off, fmt, ap);
-    va_end(ap);
-    d->off += n > 0 ? (size_t)n : 0;
-}
-
 static void diag_raised(const ddp_collect_t *c, const ddp_outcome_t *o,
-                        unsigned char *sel, diag_buf_t *d)
+                        unsigned char *sel, wl_buf_t *d)
 {
     int first = -1, n = 0;
     for (int r = 0; r < c->world; r++) {
@@ -61,16 +42,16 @@ static void diag_raised(const ddp_collect_t *c, const ddp_outcome_t *o,
         return;
     char ranks[256];
     ddp_report_ranks(sel, c->world, ranks, sizeof(ranks));
-    put(d, "%s raised at the next forward: %s\n", ranks,
-        o->errors && o->errors[first] ? o->errors[first] : "(no message)");
+    wl_put(d, "%s raised at the next forward: %s\n", ranks,
+           o->errors && o->errors[first] ? o->errors[first] : "(no message)");
     if (n == c->world)
-        put(d, "every rank raised the same error: the job fails at once, "
-               "nobody is left waiting\n");
+        wl_put(d, "every rank raised the same error: the job fails at once, "
+                  "nobody is left waiting\n");
 }
 
 /* Ranks whose program failed on an engine error, grouped by message. */
 static void diag_failed(const ddp_collect_t *c, const ddp_outcome_t *o,
-                        unsigned char *sel, diag_buf_t *d)
+                        unsigned char *sel, wl_buf_t *d)
 {
     if (!o->errors)
         return;
@@ -86,14 +67,14 @@ static void diag_failed(const ddp_collect_t *c, const ddp_outcome_t *o,
         }
         char ranks[256];
         ddp_report_ranks(sel, c->world, ranks, sizeof(ranks));
-        put(d, "%s stopped on an error: %s\n", ranks, m);
+        wl_put(d, "%s stopped on an error: %s\n", ranks, m);
     }
     free(done);
 }
 
 /* Group ranks by the op they blocked in. */
 static void diag_stuck_list(const ddp_stuck_t *stuck, int world,
-                            unsigned char *sel, diag_buf_t *d)
+                            unsigned char *sel, wl_buf_t *d)
 {
     unsigned char *done = calloc((size_t)(world > 0 ? world : 1), 1);
     for (int r = 0; done && r < world; r++) {
@@ -108,18 +89,18 @@ static void diag_stuck_list(const ddp_stuck_t *stuck, int world,
         }
         char ranks[256];
         ddp_report_ranks(sel, world, ranks, sizeof(ranks));
-        put(d,
-            "%s blocked in %s '%s' (seq %llu, %llu x %s) of "
-            "iteration %ld: %s\n",
-            ranks, herd_coll_name(s->coll), s->label,
-            (unsigned long long)s->seq, (unsigned long long)s->count,
-            herd_dtype_name(s->dtype), s->iter, herd_status_string(s->status));
+        wl_put(d,
+               "%s blocked in %s '%s' (seq %llu, %llu x %s) of "
+               "iteration %ld: %s\n",
+               ranks, herd_coll_name(s->coll), s->label,
+               (unsigned long long)s->seq, (unsigned long long)s->count,
+               herd_dtype_name(s->dtype), s->iter,
+               herd_status_string(s->status));
     }
     free(done);
 }
 
-static void diag_stuck(const ddp_collect_t *c, unsigned char *sel,
-                       diag_buf_t *d)
+static void diag_stuck(const ddp_collect_t *c, unsigned char *sel, wl_buf_t *d)
 {
     diag_stuck_list(c->stuck, c->world, sel, d);
 }
@@ -127,7 +108,7 @@ static void diag_stuck(const ddp_collect_t *c, unsigned char *sel,
 size_t ddp_report_stuck(const ddp_stuck_t *stuck, int world, char *buf,
                         size_t len)
 {
-    diag_buf_t d = {buf, len, 0};
+    wl_buf_t d = {buf, len, 0};
     unsigned char *sel = calloc((size_t)(world > 0 ? world : 1), 1);
     if (len)
         buf[0] = '\0';
@@ -138,7 +119,7 @@ size_t ddp_report_stuck(const ddp_stuck_t *stuck, int world, char *buf,
 }
 
 static void diag_finished(const ddp_collect_t *c, const ddp_outcome_t *o,
-                          unsigned char *sel, diag_buf_t *d)
+                          unsigned char *sel, wl_buf_t *d)
 {
     long lo = c->job->rank_iters[0], hi = lo;
     int any = 0;
@@ -153,32 +134,32 @@ static void diag_finished(const ddp_collect_t *c, const ddp_outcome_t *o,
     char ranks[256];
     ddp_report_ranks(sel, c->world, ranks, sizeof(ranks));
     if (any && lo != hi)
-        put(d,
-            "%s finished their data; ranks run %ld to %ld "
-            "iterations (uneven batches per rank): the ranks with more "
-            "data wait for collectives the others never call\n",
-            ranks, lo, hi);
+        wl_put(d,
+               "%s finished their data; ranks run %ld to %ld "
+               "iterations (uneven batches per rank): the ranks with more "
+               "data wait for collectives the others never call\n",
+               ranks, lo, hi);
 }
 
-static void diag_options(const ddp_collect_t *c, diag_buf_t *d)
+static void diag_options(const ddp_collect_t *c, wl_buf_t *d)
 {
     const ddp_cfg_t *cfg = &c->job->cfg;
     if (cfg->eval_collective && cfg->eval_every > 0)
-        put(d, "cause: rank 0's evaluation calls all_reduce 'eval metric' "
-               "that no other rank calls; their next collective is matched "
-               "against it\n");
+        wl_put(d, "cause: rank 0's evaluation calls all_reduce 'eval metric' "
+                  "that no other rank calls; their next collective is matched "
+                  "against it\n");
     if (cfg->ckpt_every > 0 && cfg->ckpt_barrier == DDP_CKPT_RANK0_BARRIER)
-        put(d, "cause: barrier() inside `if rank == 0:` after the "
-               "checkpoint: only rank 0 calls it\n");
+        wl_put(d, "cause: barrier() inside `if rank == 0:` after the "
+                  "checkpoint: only rank 0 calls it\n");
     if (cfg->unused_params.n && !cfg->find_unused)
-        put(d, "cause: parameters without gradients and "
-               "find_unused_parameters=False: their buckets never launch\n");
+        wl_put(d, "cause: parameters without gradients and "
+                  "find_unused_parameters=False: their buckets never launch\n");
 }
 
 void ddp_report_diagnosis(const ddp_collect_t *c, const ddp_outcome_t *o,
                           char *buf, size_t len)
 {
-    diag_buf_t d = {buf, len, 0};
+    wl_buf_t d = {buf, len, 0};
     buf[0] = '\0';
     int any_raised = 0;
     for (int r = 0; o->raised && r < c->world; r++)
@@ -188,15 +169,16 @@ void ddp_report_diagnosis(const ddp_collect_t *c, const ddp_outcome_t *o,
     unsigned char *sel = calloc((size_t)(c->world > 0 ? c->world : 1), 1);
     if (!sel)
         return;
-    put(&d, "outcome: %s\n",
-        o->status == HERD_OK ? "error raised" : herd_status_string(o->status));
+    wl_put(&d, "outcome: %s\n",
+           o->status == HERD_OK ? "error raised"
+                                : herd_status_string(o->status));
     diag_raised(c, o, sel, &d);
     diag_stuck(c, sel, &d);
     diag_failed(c, o, sel, &d);
     diag_finished(c, o, sel, &d);
     diag_options(c, &d);
     if (o->info && o->info->report && *o->info->report)
-        put(&d, "engine report:\n%s", o->info->report);
+        wl_put(&d, "engine report:\n%s", o->info->report);
     free(sel);
 }
 

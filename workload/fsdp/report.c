@@ -4,32 +4,13 @@
  * ddp_report_stuck), the first collective on which the ranks' programs
  * disagree (their walks compared group by group) and the option that
  * explains it. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/common/report.h"
 #include "workload/fsdp/report.h"
 
 static const double MIB = 1048576.0;
-
-typedef struct dbuf {
-    char *p;
-    size_t len, off;
-} dbuf_t;
-
-static void put(dbuf_t *d, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void put(dbuf_t *d, const char *fmt, ...)
-{
-    if (d->off >= d->len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(d->p + d->off, d->len - d->off, fmt, ap);
-    va_end(ap);
-    d->off += n > 0 ? (size_t)n : 0;
-}
 
 /* Each rank's collectives, recorded from its walk. */
 typedef struct rop {
@@ -109,7 +90,7 @@ static void describe(const rop_t *o, char *buf, size_t len)
 
 /* Compare the members of group g (0: the world) op by op. */
 static int group_mismatch(const fsdp_job_t *j, const rlist_t *ls, int g,
-                          dbuf_t *d)
+                          wl_buf_t *d)
 {
     int n = g ? j->groups[g - 1].n : j->world;
     const int *ranks = g ? j->groups[g - 1].ranks : NULL;
@@ -131,8 +112,8 @@ static int group_mismatch(const fsdp_job_t *j, const rlist_t *ls, int g,
         if (!found)
             continue;
         /* one line per distinct op at position k */
-        put(d, "collective #%zu on %s disagrees:\n", k + 1,
-            g ? "its group" : "the world");
+        wl_put(d, "collective #%zu on %s disagrees:\n", k + 1,
+               g ? "its group" : "the world");
         unsigned char *done = calloc((size_t)j->world, 1);
         for (int i = 0; done && i < n; i++) {
             int r = ranks ? ranks[i] : i;
@@ -148,7 +129,7 @@ static int group_mismatch(const fsdp_job_t *j, const rlist_t *ls, int g,
             char rs[256], what[160];
             ddp_report_ranks(sel, j->world, rs, sizeof(rs));
             describe(o, what, sizeof(what));
-            put(d, "  %s: %s\n", rs, what);
+            wl_put(d, "  %s: %s\n", rs, what);
         }
         free(done);
     }
@@ -158,7 +139,7 @@ static int group_mismatch(const fsdp_job_t *j, const rlist_t *ls, int g,
 
 void fsdp_report_mismatch(const fsdp_job_t *j, char *buf, size_t len)
 {
-    dbuf_t d = {buf, len, 0};
+    wl_buf_t d = {buf, len, 0};
     buf[0] = '\0';
     rlist_t *ls = calloc((size_t)j->world, sizeof(rlist_t));
     herd_status_t st = ls ? HERD_OK : HERD_ERR_NO_MEMORY;
@@ -172,7 +153,7 @@ void fsdp_report_mismatch(const fsdp_job_t *j, char *buf, size_t len)
     free(ls);
 }
 
-static void causes(const fsdp_job_t *j, dbuf_t *d)
+static void causes(const fsdp_job_t *j, wl_buf_t *d)
 {
     const fsdp_cfg_t *c = &j->cfg;
     unsigned char *sel = calloc((size_t)j->world, 1);
@@ -183,13 +164,13 @@ static void causes(const fsdp_job_t *j, dbuf_t *d)
         for (int r = 0; r < j->world; r++)
             sel[r] = (unsigned char)ddp_list_has(&c->bad_wrap_ranks, r, 0);
         ddp_report_ranks(sel, j->world, rs, sizeof(rs));
-        put(d,
-            "cause: %s wrap%s the model with %s into %zu units, the others "
-            "with %s into %zu (fsdp.bad_wrap): the ranks' all_gathers no "
-            "longer match unit for unit\n",
-            rs, c->bad_wrap_ranks.n == 1 ? "s" : "",
-            fsdp_wrap_name(&c->bad_wrap, w1, sizeof(w1)), j->bad_units.n,
-            fsdp_wrap_name(&c->wrap, w2, sizeof(w2)), j->units.n);
+        wl_put(d,
+               "cause: %s wrap%s the model with %s into %zu units, the others "
+               "with %s into %zu (fsdp.bad_wrap): the ranks' all_gathers no "
+               "longer match unit for unit\n",
+               rs, c->bad_wrap_ranks.n == 1 ? "s" : "",
+               fsdp_wrap_name(&c->bad_wrap, w1, sizeof(w1)), j->bad_units.n,
+               fsdp_wrap_name(&c->wrap, w2, sizeof(w2)), j->units.n);
     }
     if (c->skip_units.n) {
         for (int r = 0; r < j->world; r++)
@@ -200,23 +181,23 @@ static void causes(const fsdp_job_t *j, dbuf_t *d)
             snprintf(steps, sizeof(steps), "iteration %ld%s",
                      c->skip_steps.v[0],
                      c->skip_steps.n > 1 ? " and more" : "");
-        put(d,
-            "cause: %s skip%s the forward of unit %ld%s in %s "
-            "(fsdp.skip_units): no all_gather for it, no gradients and so "
-            "no reduce_scatter; the later collectives are matched against "
-            "the other ranks' for that unit\n",
-            rs, c->skip_ranks.n == 1 ? "s" : "", c->skip_units.v[0],
-            c->skip_units.n > 1 ? " (and more)" : "", steps);
+        wl_put(d,
+               "cause: %s skip%s the forward of unit %ld%s in %s "
+               "(fsdp.skip_units): no all_gather for it, no gradients and so "
+               "no reduce_scatter; the later collectives are matched against "
+               "the other ranks' for that unit\n",
+               rs, c->skip_ranks.n == 1 ? "s" : "", c->skip_units.v[0],
+               c->skip_units.n > 1 ? " (and more)" : "", steps);
     }
     if (c->short_ranks.n && c->short_steps < c->steps) {
         for (int r = 0; r < j->world; r++)
             sel[r] = (unsigned char)ddp_list_has(&c->short_ranks, r, 0);
         ddp_report_ranks(sel, j->world, rs, sizeof(rs));
-        put(d,
-            "cause: %s run%s out of data after %ld iterations, the others "
-            "run %ld (uneven inputs, fsdp.short_ranks): the others' next "
-            "all_gather has no partner there\n",
-            rs, c->short_ranks.n == 1 ? "s" : "", c->short_steps, c->steps);
+        wl_put(d,
+               "cause: %s run%s out of data after %ld iterations, the others "
+               "run %ld (uneven inputs, fsdp.short_ranks): the others' next "
+               "all_gather has no partner there\n",
+               rs, c->short_ranks.n == 1 ? "s" : "", c->short_steps, c->steps);
     }
     free(sel);
 }
@@ -224,25 +205,18 @@ static void causes(const fsdp_job_t *j, dbuf_t *d)
 void fsdp_report_diagnosis(const fsdp_collect_t *c, const fsdp_outcome_t *o,
                            char *buf, size_t len)
 {
-    dbuf_t d = {buf, len, 0};
+    wl_buf_t d = {buf, len, 0};
     buf[0] = '\0';
     if (o->status == HERD_OK)
         return;
-    put(&d, "outcome: %s\n", herd_status_string(o->status));
-    d.off += ddp_report_stuck(c->stuck, c->world, d.p + d.off,
-                              d.off < d.len ? d.len - d.off : 0);
-    for (int r = 0; o->errors && r < c->world; r++)
-        if (o->errors[r] && !c->stuck[r].valid) {
-            put(&d, "rank %d stopped: %s\n", r, o->errors[r]);
-            break; /* the first: the others read alike */
-        }
+    wl_diag_outcome(&d, o->status, c->stuck, c->world, o->errors);
     char mm[4096];
     fsdp_report_mismatch(c->job, mm, sizeof(mm));
     if (mm[0])
-        put(&d, "the ranks' programs differ: %s", mm);
+        wl_put(&d, "the ranks' programs differ: %s", mm);
     causes(c->job, &d);
     if (o->info && o->info->report && *o->info->report)
-        put(&d, "engine report:\n%s", o->info->report);
+        wl_put(&d, "engine report:\n%s", o->info->report);
 }
 
 static void text_header(const fsdp_collect_t *c, const fsdp_summary_t *s,

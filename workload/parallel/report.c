@@ -2,47 +2,24 @@
  * run (layout, steady step, idle time against the schedule's bubble,
  * communication by kind, rank 0's ops per step, memory per rank) and the
  * diagnosis of a hang (DDP's grouping of the ranks' stuck ops). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "workload/common/report.h"
 #include "workload/parallel/report.h"
 
 #define GIB 1073741824.0
 
-typedef struct dbuf {
-    char *p;
-    size_t len, off;
-} dbuf_t;
-
-static void put(dbuf_t *d, const char *fmt, ...)
-{
-    if (d->off >= d->len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(d->p + d->off, d->len - d->off, fmt, ap);
-    va_end(ap);
-    d->off += n > 0 ? (size_t)n : 0;
-}
-
 void par_report_diagnosis(const par_collect_t *c, const par_outcome_t *o,
                           char *buf, size_t len)
 {
-    dbuf_t d = {buf, len, 0};
+    wl_buf_t d = {buf, len, 0};
     buf[0] = '\0';
     if (o->status == HERD_OK)
         return;
-    put(&d, "outcome: %s\n", herd_status_string(o->status));
-    d.off += ddp_report_stuck(c->stuck, c->world, d.p + d.off,
-                              d.off < d.len ? d.len - d.off : 0);
-    for (int r = 0; o->errors && r < c->world; r++)
-        if (o->errors[r] && !c->stuck[r].valid) {
-            put(&d, "rank %d stopped: %s\n", r, o->errors[r]);
-            break;
-        }
+    wl_diag_outcome(&d, o->status, c->stuck, c->world, o->errors);
     if (o->info && o->info->report && *o->info->report)
-        put(&d, "engine report:\n%s", o->info->report);
+        wl_put(&d, "engine report:\n%s", o->info->report);
 }
 
 static const char *zero_name(const par_job_t *j)
