@@ -32,6 +32,23 @@ static herd_status_t n_coll(void *c, const ddp_emit_coll_t *op, size_t slot)
 const ddp_emit_ops_t wl_null_ops = {
     .compute = n_compute, .mark = n_mark, .wait = n_wait, .coll = n_coll};
 
+herd_status_t wl_groups_add(wl_group_t **groups, int *ngroups, int first,
+                            int stride, int n)
+{
+    wl_group_t *g = realloc(*groups, (size_t)(*ngroups + 1) * sizeof(*g));
+    if (!g)
+        return HERD_ERR_NO_MEMORY;
+    *groups = g;
+    wl_group_t *ng = &g[*ngroups];
+    if (!(ng->ranks = malloc((size_t)n * sizeof(int))))
+        return HERD_ERR_NO_MEMORY;
+    for (int i = 0; i < n; i++)
+        ng->ranks[i] = first + i * stride;
+    ng->n = n;
+    (*ngroups)++;
+    return HERD_OK;
+}
+
 void wl_groups_free(wl_group_t *groups, int n)
 {
     for (int g = 0; groups && g < n; g++)

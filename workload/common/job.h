@@ -19,6 +19,9 @@ typedef struct wl_group {
 /* An emitter that does nothing: the walk alone (for its memory). */
 extern const ddp_emit_ops_t wl_null_ops;
 
+/* Append the group {first, first + stride, ...} of n ranks. */
+herd_status_t wl_groups_add(wl_group_t **groups, int *ngroups, int first,
+                            int stride, int n);
 /* Free the ranks of n groups and the array (NULL: nothing). */
 void wl_groups_free(wl_group_t *groups, int n);
 

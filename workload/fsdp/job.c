@@ -13,18 +13,7 @@
 
 static herd_status_t add_group(fsdp_job_t *j, int first, int stride, int n)
 {
-    fsdp_group_t *g = realloc(j->groups, (size_t)(j->ngroups + 1) * sizeof(*g));
-    if (!g)
-        return HERD_ERR_NO_MEMORY;
-    j->groups = g;
-    fsdp_group_t *ng = &j->groups[j->ngroups];
-    if (!(ng->ranks = malloc((size_t)n * sizeof(int))))
-        return HERD_ERR_NO_MEMORY;
-    for (int i = 0; i < n; i++)
-        ng->ranks[i] = first + i * stride;
-    ng->n = n;
-    j->ngroups++;
-    return HERD_OK;
+    return wl_groups_add(&j->groups, &j->ngroups, first, stride, n);
 }
 
 /* HYBRID_SHARD: shard groups [k*S, (k+1)*S), then replica groups {i,

@@ -66,18 +66,7 @@ uint64_t par_job_act_bytes(const par_job_t *j)
 
 static herd_status_t add_group(par_job_t *j, int first, int stride, int n)
 {
-    par_group_t *g = realloc(j->groups, (size_t)(j->ngroups + 1) * sizeof(*g));
-    if (!g)
-        return HERD_ERR_NO_MEMORY;
-    j->groups = g;
-    par_group_t *ng = &j->groups[j->ngroups];
-    if (!(ng->ranks = malloc((size_t)n * sizeof(int))))
-        return HERD_ERR_NO_MEMORY;
-    for (int i = 0; i < n; i++)
-        ng->ranks[i] = first + i * stride;
-    ng->n = n;
-    j->ngroups++;
-    return HERD_OK;
+    return wl_groups_add(&j->groups, &j->ngroups, first, stride, n);
 }
 
 /* TP groups (per stage and replica), then DP groups (per stage and TP
