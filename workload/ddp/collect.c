@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/common/collect.h"
 #include "workload/ddp/report.h"
 
 herd_status_t ddp_collect_create(const ddp_job_t *job, ddp_collect_t **out)
@@ -19,15 +20,12 @@ herd_status_t ddp_collect_create(const ddp_job_t *job, ddp_collect_t **out)
     c->nb = job->initial.n > job->rebuilt.n ? job->initial.n : job->rebuilt.n;
     c->steps = calloc(w * it, sizeof(ddp_rstep_t));
     c->bt = calloc(w * it * c->nb, sizeof(ddp_btime_t));
-    c->iter = malloc(w * sizeof(long));
-    c->last = calloc(w, sizeof(uint64_t));
-    c->stuck = calloc(w, sizeof(ddp_stuck_t));
-    if (!c->steps || !c->bt || !c->iter || !c->last || !c->stuck) {
+    if (!c->steps || !c->bt ||
+        wl_collect_ranks(job->world, &c->iter, &c->last, &c->stuck) !=
+            HERD_OK) {
         ddp_collect_destroy(c);
         return HERD_ERR_NO_MEMORY;
     }
-    for (size_t r = 0; r < w; r++)
-        c->iter[r] = -1;
     *out = c;
     return HERD_OK;
 }
@@ -38,9 +36,7 @@ void ddp_collect_destroy(ddp_collect_t *c)
         return;
     free(c->steps);
     free(c->bt);
-    free(c->iter);
-    free(c->last);
-    free(c->stuck);
+    wl_collect_ranks_free(c->iter, c->last, c->stuck);
     free(c);
 }
 

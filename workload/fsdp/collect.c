@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/common/collect.h"
 #include "workload/fsdp/report.h"
 
 herd_status_t fsdp_collect_create(const fsdp_job_t *job, fsdp_collect_t **out)
@@ -22,17 +23,14 @@ herd_status_t fsdp_collect_create(const fsdp_job_t *job, fsdp_collect_t **out)
     c->comm = calloc(w * it, sizeof(double));
     c->ut = calloc(it * c->nu, sizeof(fsdp_utime_t));
     c->tail = calloc(it, sizeof(double));
-    c->iter = malloc(w * sizeof(long));
     c->prev = calloc(w, sizeof(uint64_t));
-    c->last = calloc(w, sizeof(uint64_t));
-    c->stuck = calloc(w, sizeof(ddp_stuck_t));
     if (!c->start || !c->end || !c->compute || !c->comm || !c->ut || !c->tail ||
-        !c->iter || !c->prev || !c->last || !c->stuck) {
+        !c->prev ||
+        wl_collect_ranks(job->world, &c->iter, &c->last, &c->stuck) !=
+            HERD_OK) {
         fsdp_collect_destroy(c);
         return HERD_ERR_NO_MEMORY;
     }
-    for (size_t r = 0; r < w; r++)
-        c->iter[r] = -1;
     *out = c;
     return HERD_OK;
 }
@@ -47,10 +45,8 @@ void fsdp_collect_destroy(fsdp_collect_t *c)
     free(c->comm);
     free(c->ut);
     free(c->tail);
-    free(c->iter);
     free(c->prev);
-    free(c->last);
-    free(c->stuck);
+    wl_collect_ranks_free(c->iter, c->last, c->stuck);
     free(c);
 }
 

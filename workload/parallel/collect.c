@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/common/collect.h"
 #include "workload/parallel/report.h"
 
 herd_status_t par_collect_create(const par_job_t *job, par_collect_t **out)
@@ -20,16 +21,12 @@ herd_status_t par_collect_create(const par_job_t *job, par_collect_t **out)
     c->compute = calloc(w * it, sizeof(double));
     c->comm = calloc(w * it * PAR_NCAT, sizeof(double));
     c->counts = calloc(it, sizeof(par_counts_t));
-    c->iter = malloc(w * sizeof(long));
-    c->last = calloc(w, sizeof(uint64_t));
-    c->stuck = calloc(w, sizeof(ddp_stuck_t));
     if (!c->start || !c->end || !c->compute || !c->comm || !c->counts ||
-        !c->iter || !c->last || !c->stuck) {
+        wl_collect_ranks(job->world, &c->iter, &c->last, &c->stuck) !=
+            HERD_OK) {
         par_collect_destroy(c);
         return HERD_ERR_NO_MEMORY;
     }
-    for (size_t r = 0; r < w; r++)
-        c->iter[r] = -1;
     *out = c;
     return HERD_OK;
 }
@@ -43,9 +40,7 @@ void par_collect_destroy(par_collect_t *c)
     free(c->compute);
     free(c->comm);
     free(c->counts);
-    free(c->iter);
-    free(c->last);
-    free(c->stuck);
+    wl_collect_ranks_free(c->iter, c->last, c->stuck);
     free(c);
 }
 
