@@ -229,3 +229,20 @@ int core_env_int(const char *name, int fallback)
     return (*end == '\0' && x >= -2147483647L && x <= 2147483647L) ? (int)x
                                                                     : fallback;
 }
+
+herd_status_t core_host_alloc(herd_comm_t *comm, size_t bytes, void **out)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0)
+        return core_comm_error(comm, HERD_ERR_NO_MEMORY,
+                               "alloc: %zu bytes: out of memory", bytes);
+    *out = p;
+    return HERD_OK;
+}
+
+herd_status_t core_host_free(herd_comm_t *comm, void *ptr)
+{
+    (void)comm;
+    free(ptr);
+    return HERD_OK;
+}

@@ -115,6 +115,11 @@ void core_comm_fini(herd_comm_t *comm);
 /* Inherit settings (algorithms, channels, timeout, timeline) from parent. */
 void core_comm_inherit(herd_comm_t *child, const herd_comm_t *parent);
 
+/* herd_alloc / herd_free for the engines whose buffers are host memory
+ * (tcp, mpi): 64-byte aligned, so reductions vectorise. */
+herd_status_t core_host_alloc(herd_comm_t *comm, size_t bytes, void **out);
+herd_status_t core_host_free(herd_comm_t *comm, void *ptr);
+
 /* Record an error message on comm (printf-style) and return `status`. */
 herd_status_t core_comm_error(herd_comm_t *comm, herd_status_t status,
                               const char *fmt, ...)

@@ -446,23 +446,6 @@ static herd_status_t compute(herd_comm_t *comm, double seconds,
     return HERD_OK;
 }
 
-static herd_status_t alloc_buf(herd_comm_t *comm, size_t bytes, void **out)
-{
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0)
-        return core_comm_error(comm, HERD_ERR_NO_MEMORY,
-                               "alloc: %zu bytes: out of memory", bytes);
-    *out = p;
-    return HERD_OK;
-}
-
-static herd_status_t free_buf(herd_comm_t *comm, void *ptr)
-{
-    (void)comm;
-    free(ptr);
-    return HERD_OK;
-}
-
 static uint64_t now(const herd_comm_t *comm)
 {
     (void)comm;
@@ -517,8 +500,8 @@ const herd_engine_ops_t tcp_engine_ops = {.name = "tcp",
                                           .req_test = req_test,
                                           .req_free = req_free,
                                           .compute = compute,
-                                          .alloc = alloc_buf,
-                                          .free = free_buf,
+                                          .alloc = core_host_alloc,
+                                          .free = core_host_free,
                                           .now = now,
                                           .mark = mark,
                                           .flight_dump = flight_dump};
