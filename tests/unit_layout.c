@@ -3,7 +3,7 @@
  * a folder that folder may use (sim/ and real/ never see each other, trace/
  * and workload/ see no engine, core/ sees no engine and no cli/, the public
  * headers see only each other), and no file of the repository reaches
- * outside it (no `../shared`; .ci/run names it only to check it is absent). */
+ * outside it (no path into the folder beside the repository). */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +176,7 @@ START_TEST(stands_alone)
     char cmd[2048], src[1024], *out = NULL;
     snprintf(cmd, sizeof(cmd),
              "cd '%s' && git rev-parse --git-dir >/dev/null 2>&1 || exit 77; "
-             "git grep -n -I -e '\\.\\./shared' -- ':!tests/unit_layout.c' ':!.ci/run' "
+             "git grep -n -I -e '[.][.]/shared' "
              "; true",
              tu_src_path(src, sizeof(src), "."));
     int rc = tu_run(cmd, &out);
@@ -185,7 +185,8 @@ START_TEST(stands_alone)
         free(out); /* not a git checkout (a tarball): nothing to list */
         return;
     }
-    ck_assert_msg(out[0] == '\0', "files refer to ../shared:\n%s", out);
+    ck_assert_msg(out[0] == '\0', "files refer outside the repository:\n%s",
+                  out);
     free(out);
 }
 END_TEST
