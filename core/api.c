@@ -209,6 +209,8 @@ herd_status_t herd_compute_until(herd_comm_t *c, double seconds,
         return core_comm_error(c, HERD_ERR_INVALID_ARG,
                                "compute: duration %g s is not in [0, 1e9]",
                                seconds);
+    if (req->ops == &core_multi_req_ops) /* batch or coalesced call */
+        return core_multi_compute_until(c, seconds, req, label, done_out);
     if (req->ops != c->ops)
         return core_comm_error(c, HERD_ERR_INVALID_ARG,
                                "compute_until: the request belongs to "

@@ -14,6 +14,7 @@ static int needs_send(herd_coll_t coll, int rank, int root)
     case HERD_COLL_SCATTER:
         return rank == root;
     case HERD_COLL_BARRIER:
+    case HERD_COLL_MONITORED_BARRIER:
     case HERD_COLL_RECV:
         return 0;
     default:
@@ -28,6 +29,7 @@ static int needs_recv(herd_coll_t coll, int rank, int root)
     case HERD_COLL_GATHER:
         return rank == root;
     case HERD_COLL_BARRIER:
+    case HERD_COLL_MONITORED_BARRIER:
     case HERD_COLL_SEND:
         return 0;
     default:
@@ -45,7 +47,8 @@ static int has_root(herd_coll_t coll)
 static int has_op(herd_coll_t coll)
 {
     return coll == HERD_COLL_ALL_REDUCE || coll == HERD_COLL_REDUCE ||
-           coll == HERD_COLL_REDUCE_SCATTER;
+           coll == HERD_COLL_REDUCE_SCATTER ||
+           coll == HERD_COLL_REDUCE_SCATTER_V;
 }
 
 static herd_status_t check_sizes(herd_comm_t *c, const core_coll_args_t *a)
@@ -104,8 +107,7 @@ static herd_status_t check_args(herd_comm_t *c, const core_coll_args_t *a)
     return HERD_OK;
 }
 
-static herd_status_t post(herd_comm_t *c, core_coll_args_t *a,
-                          herd_req_t **req_out)
+herd_status_t core_coll_prepare(herd_comm_t *c, core_coll_args_t *a)
 {
     if (!c)
         return HERD_ERR_INVALID_ARG;
@@ -118,6 +120,15 @@ static herd_status_t post(herd_comm_t *c, core_coll_args_t *a,
     a->channels = c->channels;
     a->chunk_bytes = c->chunk_bytes;
     a->label = c->label[0] ? c->label : NULL;
+    return HERD_OK;
+}
+
+herd_status_t core_coll_post(herd_comm_t *c, core_coll_args_t *a,
+                             herd_req_t **req_out)
+{
+    herd_status_t st = core_coll_prepare(c, a);
+    if (st != HERD_OK)
+        return st;
     herd_req_t *req = NULL;
     st = c->ops->coll_post(c, a, &req);
     if (st != HERD_OK)
@@ -140,7 +151,7 @@ herd_status_t herd_all_reduce(herd_comm_t *c, const void *s, void *r,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_ALL_REDUCE, .sendbuf = s,
                               .recvbuf = r, .count = n, .dtype = d, .op = op,
                               .root = -1);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_broadcast(herd_comm_t *c, void *buf, size_t n,
@@ -149,7 +160,7 @@ herd_status_t herd_broadcast(herd_comm_t *c, void *buf, size_t n,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_BROADCAST, .sendbuf = buf,
                               .recvbuf = buf, .count = n, .dtype = d,
                               .root = root);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_reduce(herd_comm_t *c, const void *s, void *r, size_t n,
@@ -159,7 +170,7 @@ herd_status_t herd_reduce(herd_comm_t *c, const void *s, void *r, size_t n,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_REDUCE, .sendbuf = s,
                               .recvbuf = r, .count = n, .dtype = d, .op = op,
                               .root = root);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_all_gather(herd_comm_t *c, const void *s, void *r,
@@ -168,7 +179,7 @@ herd_status_t herd_all_gather(herd_comm_t *c, const void *s, void *r,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_ALL_GATHER, .sendbuf = s,
                               .recvbuf = r, .count = n, .dtype = d,
                               .root = -1);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_gather(herd_comm_t *c, const void *s, void *r, size_t n,
@@ -177,7 +188,7 @@ herd_status_t herd_gather(herd_comm_t *c, const void *s, void *r, size_t n,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_GATHER, .sendbuf = s,
                               .recvbuf = r, .count = n, .dtype = d,
                               .root = root);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_scatter(herd_comm_t *c, const void *s, void *r, size_t n,
@@ -186,7 +197,7 @@ herd_status_t herd_scatter(herd_comm_t *c, const void *s, void *r, size_t n,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_SCATTER, .sendbuf = s,
                               .recvbuf = r, .count = n, .dtype = d,
                               .root = root);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_reduce_scatter(herd_comm_t *c, const void *s, void *r,
@@ -196,7 +207,7 @@ herd_status_t herd_reduce_scatter(herd_comm_t *c, const void *s, void *r,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_REDUCE_SCATTER, .sendbuf = s,
                               .recvbuf = r, .count = n, .dtype = d, .op = op,
                               .root = -1);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_all_to_all(herd_comm_t *c, const void *s, void *r,
@@ -205,14 +216,14 @@ herd_status_t herd_all_to_all(herd_comm_t *c, const void *s, void *r,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_ALL_TO_ALL, .sendbuf = s,
                               .recvbuf = r, .count = n, .dtype = d,
                               .root = -1);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_barrier(herd_comm_t *c, herd_req_t **req)
 {
     core_coll_args_t a = ARGS(.coll = HERD_COLL_BARRIER, .dtype = HERD_UINT8,
                               .root = -1);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_send(herd_comm_t *c, const void *buf, size_t n,
@@ -221,7 +232,7 @@ herd_status_t herd_send(herd_comm_t *c, const void *buf, size_t n,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_SEND, .sendbuf = buf,
                               .count = n, .dtype = d, .root = peer,
                               .tag = tag);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_recv(herd_comm_t *c, void *buf, size_t n, herd_dtype_t d,
@@ -230,5 +241,5 @@ herd_status_t herd_recv(herd_comm_t *c, void *buf, size_t n, herd_dtype_t d,
     core_coll_args_t a = ARGS(.coll = HERD_COLL_RECV, .recvbuf = buf,
                               .count = n, .dtype = d, .root = peer,
                               .tag = tag);
-    return post(c, &a, req);
+    return core_coll_post(c, &a, req);
 }

@@ -165,6 +165,7 @@ uint64_t core_coll_send_count(herd_coll_t coll, uint64_t count, int p)
     case HERD_COLL_ALL_TO_ALL:
         return count * (uint64_t)p;
     case HERD_COLL_BARRIER:
+    case HERD_COLL_MONITORED_BARRIER:
         return 0;
     default:
         return count;
@@ -179,10 +180,33 @@ uint64_t core_coll_recv_count(herd_coll_t coll, uint64_t count, int p)
     case HERD_COLL_ALL_TO_ALL:
         return count * (uint64_t)p;
     case HERD_COLL_BARRIER:
+    case HERD_COLL_MONITORED_BARRIER:
         return 0;
     default:
         return count;
     }
+}
+
+int core_coll_is_v(herd_coll_t coll)
+{
+    return coll == HERD_COLL_ALL_GATHER_V ||
+           coll == HERD_COLL_REDUCE_SCATTER_V || coll == HERD_COLL_ALL_TO_ALL_V;
+}
+
+/* For the *_v kinds `count` is this rank's own side and vtotal the other
+ * (core/coll_v.c sets both). */
+uint64_t core_args_send_count(const core_coll_args_t *a, int p)
+{
+    return a->coll == HERD_COLL_REDUCE_SCATTER_V
+               ? a->vtotal
+               : core_coll_send_count(a->coll, a->count, p);
+}
+
+uint64_t core_args_recv_count(const core_coll_args_t *a, int p)
+{
+    return a->coll == HERD_COLL_ALL_GATHER_V || a->coll == HERD_COLL_ALL_TO_ALL_V
+               ? a->vtotal
+               : core_coll_recv_count(a->coll, a->count, p);
 }
 
 uint64_t core_coll_algbw_bytes(herd_coll_t coll, uint64_t count, size_t esize,

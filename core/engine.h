@@ -62,6 +62,20 @@ typedef struct core_coll_args {
     size_t chunk_bytes;
     uint64_t seq;
     const char *label; /* the comm's label, or NULL */
+    /* The *_v kinds (core/coll_v.c): counts per group rank, in elements,
+     * valid during the post only (engines copy or lower them then).
+     * all_gather_v, reduce_scatter_v: vcounts[r] is rank r's block, the
+     * same array on every rank; all_to_all_v: vcounts[r] is what this
+     * rank sends to r, vrecv[r] what it receives from r. `count` is this
+     * rank's own side (all_gather_v: sent, reduce_scatter_v: received,
+     * all_to_all_v: sent in all) and vtotal the other buffer's length. */
+    const size_t *vcounts;
+    const size_t *vrecv;
+    uint64_t vtotal;
+    /* monitored_barrier: its own timeout (0: the comm's) and whether
+     * rank 0 names every rank that did not arrive or the first one */
+    double timeout_s;
+    int wait_all;
 } core_coll_args_t;
 
 struct herd_engine_ops {
@@ -93,6 +107,17 @@ struct herd_engine_ops {
     herd_status_t (*mark)(herd_comm_t *comm, const char *label);
     /* Optional: write the flight record to dir (NULL: engine default). */
     herd_status_t (*flight_dump)(herd_comm_t *comm, const char *dir);
+    /* Optional: post n checked ops (sequence numbers set) as one group
+     * with one request, as ncclGroupStart/End does (batch_isend_irecv,
+     * coalesced collectives). NULL: core/ posts them one by one and
+     * joins their requests (core/calls.c), which is right wherever a
+     * posted op never blocks the next one from being posted. */
+    herd_status_t (*post_group)(herd_comm_t *comm, const core_coll_args_t *ops,
+                                int n, herd_req_t **req_out);
+    /* Optional: copy between host memory and the engine's (either way;
+     * one of dst and src is host memory). NULL: memcpy (host engines). */
+    herd_status_t (*copy)(herd_comm_t *comm, void *dst, const void *src,
+                          size_t bytes);
 };
 
 /* The engine table, looked up by name or alias ("gloo" is tcp). NULL if
@@ -132,6 +157,35 @@ void core_comm_timeline(const herd_comm_t *comm, const herd_tl_rec_t *rec);
  * (as documented in herd.h). */
 uint64_t core_coll_send_count(herd_coll_t coll, uint64_t count, int p);
 uint64_t core_coll_recv_count(herd_coll_t coll, uint64_t count, int p);
+/* The same for a posted call, the *_v kinds included (their lengths
+ * come from the call's counts, not from p). */
+uint64_t core_args_send_count(const core_coll_args_t *a, int p);
+uint64_t core_args_recv_count(const core_coll_args_t *a, int p);
+/* 1 for the kinds whose per-rank counts differ (the *_v kinds). */
+int core_coll_is_v(herd_coll_t coll);
+
+/* core/coll.c: check a call, give it its sequence number and the comm's
+ * settings (core_coll_prepare), and post it (core_coll_post, which
+ * prepares first; req_out NULL: blocking). */
+herd_status_t core_coll_prepare(herd_comm_t *comm, core_coll_args_t *a);
+herd_status_t core_coll_post(herd_comm_t *comm, core_coll_args_t *a,
+                             herd_req_t **req_out);
+
+/* core/calls.c: a request that joins several (the group posts of
+ * engines without post_group). herd_req_* and herd_compute_until
+ * recognise it by its ops. */
+extern const herd_engine_ops_t core_multi_req_ops;
+herd_status_t core_multi_compute_until(herd_comm_t *comm, double seconds,
+                                       herd_req_t *req, const char *label,
+                                       double *done_out);
+/* The text a failed monitored_barrier gives on rank 0: `absent` lists
+ * the group ranks that did not arrive (n of them; the first only unless
+ * a->wait_all). On other ranks (absent NULL) it says rank 0 did not
+ * release them. Written into comm's last error; returns `status`. */
+herd_status_t core_monitored_barrier_error(herd_comm_t *comm,
+                                           const core_coll_args_t *a,
+                                           const int *absent, int n,
+                                           herd_status_t status);
 /* The bytes nccl-tests counts for algbw: count*size (all_reduce,
  * broadcast, reduce), times p for all_gather / reduce_scatter / alltoall. */
 uint64_t core_coll_algbw_bytes(herd_coll_t coll, uint64_t count, size_t esize,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/engine.h"
 #include "core/sched.h"
 #include "core/sched_algo.h"
 
@@ -80,6 +81,8 @@ int core_sched_supports(herd_algo_t algo, herd_coll_t coll)
         return 0;
     if (coll == HERD_COLL_BARRIER)
         return algo >= HERD_ALGO_AUTO && algo < HERD_ALGO_NCCL;
+    if (core_coll_is_v(coll) || coll == HERD_COLL_MONITORED_BARRIER)
+        return algo == HERD_ALGO_AUTO || algo == HERD_ALGO_DIRECT;
     switch (algo) {
     case HERD_ALGO_AUTO:
         return 1;
@@ -138,6 +141,11 @@ herd_algo_t core_sched_pick(herd_coll_t coll, int nranks, uint64_t bytes)
         return HERD_ALGO_DIRECT;
     case HERD_COLL_BARRIER:
         return HERD_ALGO_RHD;
+    case HERD_COLL_ALL_GATHER_V:
+    case HERD_COLL_REDUCE_SCATTER_V:
+    case HERD_COLL_ALL_TO_ALL_V:
+    case HERD_COLL_MONITORED_BARRIER:
+        return HERD_ALGO_DIRECT;
     default:
         return HERD_ALGO_RING;
     }
@@ -150,7 +158,14 @@ static herd_status_t check_desc(const core_sched_desc_t *d)
         d->rank >= d->nranks || d->channels < 1 || d->channels > 65535 ||
         d->ranks_per_node < 0)
         return HERD_ERR_INVALID_ARG;
-    if (d->coll != HERD_COLL_BARRIER && d->elem_size == 0)
+    if (d->coll != HERD_COLL_BARRIER &&
+        d->coll != HERD_COLL_MONITORED_BARRIER && d->elem_size == 0)
+        return HERD_ERR_INVALID_ARG;
+    if (core_coll_is_v(d->coll) &&
+        (!d->counts ||
+         (d->coll == HERD_COLL_ALL_TO_ALL_V && !d->recv_counts) ||
+         (d->coll != HERD_COLL_ALL_TO_ALL_V &&
+          d->counts[d->rank] != d->count)))
         return HERD_ERR_INVALID_ARG;
     int rooted = d->coll == HERD_COLL_BROADCAST ||
                  d->coll == HERD_COLL_REDUCE || d->coll == HERD_COLL_GATHER ||
@@ -169,6 +184,7 @@ static herd_status_t lower_single(core_alg_t *a)
     switch (a->d->coll) {
     case HERD_COLL_BROADCAST:
     case HERD_COLL_BARRIER:
+    case HERD_COLL_MONITORED_BARRIER:
         return HERD_OK;
     default:
         core_alg_step(a, CORE_STEP_COPY, -1, 0, CORE_BUF_IN, 0, CORE_BUF_OUT, 0,
@@ -183,6 +199,9 @@ static herd_status_t dispatch(core_alg_t *a)
         return lower_single(a);
     if (a->d->coll == HERD_COLL_BARRIER)
         return core_algo_barrier(a);
+    if (core_coll_is_v(a->d->coll) ||
+        a->d->coll == HERD_COLL_MONITORED_BARRIER)
+        return core_algo_v(a);
     switch (a->d->algo) {
     case HERD_ALGO_RING:
         return core_algo_ring(a);

@@ -33,6 +33,12 @@
  *   reduce_scatter  IN p*count      OUT count
  *   all_to_all      IN p*count      OUT p*count
  *   barrier         no data: zero-element messages
+ *   all_gather_v    IN counts[rank] OUT sum(counts), block r at the sum
+ *                   of counts[0..r)
+ *   reduce_scatter_v IN sum(counts) OUT counts[rank]
+ *   all_to_all_v    IN sum(counts), OUT sum(recv_counts), blocks in rank
+ *                   order
+ *   monitored_barrier no data: zero-element messages to and from rank 0
  * SCRATCH holds sched->scratch_count elements, allocated by the executor. */
 #ifndef HERD_CORE_SCHED_H
 #define HERD_CORE_SCHED_H
@@ -86,6 +92,12 @@ typedef struct core_sched_desc {
     int ranks_per_node;     /* hier: ranks per node (0: nranks) */
     herd_algo_t hier_inter; /* hier: inter-node part, RING (AUTO/0 means
                                ring) or TREE (double binary tree) */
+    /* The *_v kinds (core/algo_v.c), one entry per rank: all_gather_v and
+     * reduce_scatter_v: counts[r] is rank r's block (count must be
+     * counts[rank]); all_to_all_v: counts[r] is what this rank sends to
+     * r, recv_counts[r] what it receives from r. */
+    const size_t *counts;
+    const size_t *recv_counts;
 } core_sched_desc_t;
 
 typedef struct core_sched {

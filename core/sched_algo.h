@@ -119,6 +119,8 @@ herd_status_t core_algo_rhd(core_alg_t *a);
 herd_status_t core_algo_hier(core_alg_t *a);
 herd_status_t core_algo_rd(core_alg_t *a);
 herd_status_t core_algo_barrier(core_alg_t *a);
+/* The *_v kinds and monitored_barrier (core/algo_v.c). */
+herd_status_t core_algo_v(core_alg_t *a);
 
 /* core_sched_rotational (except_counts 0) and
  * core_sched_rotational_shape (except_counts 1) for a valid ring

@@ -52,7 +52,9 @@ static herd_status_t lower(core_run_t *r, herd_comm_t *c,
                            .elem_size = r->esize,
                            .channels = a->channels > 0 ? a->channels : 1,
                            .chunk_bytes = a->chunk_bytes,
-                           .ranks_per_node = ranks_per_node};
+                           .ranks_per_node = ranks_per_node,
+                           .counts = a->vcounts,
+                           .recv_counts = a->vrecv};
     if (!core_sched_supports(algo, a->coll))
         return core_comm_error(c, HERD_ERR_UNSUPPORTED,
                                "%s: algorithm %s does not implement it",
@@ -75,8 +77,8 @@ static int overlaps(const char *a, size_t alen, const char *b, size_t blen)
  * overlap gets a private copy of the input, as the tcp engine does. */
 static herd_status_t buffers(core_run_t *r, const core_coll_args_t *a)
 {
-    size_t sb = core_coll_send_count(a->coll, a->count, r->nranks) * r->esize;
-    size_t rb = core_coll_recv_count(a->coll, a->count, r->nranks) * r->esize;
+    size_t sb = core_args_send_count(a, r->nranks) * r->esize;
+    size_t rb = core_args_recv_count(a, r->nranks) * r->esize;
     size_t scratch = r->sched.scratch_count * r->esize;
     int alias_ok =
         (a->coll == HERD_COLL_ALL_REDUCE || a->coll == HERD_COLL_REDUCE) &&
@@ -260,6 +262,7 @@ static void complete(core_run_t *r)
     const core_coll_args_t *a = &r->args;
     int reduced = a->coll == HERD_COLL_ALL_REDUCE ||
                   a->coll == HERD_COLL_REDUCE_SCATTER ||
+                  a->coll == HERD_COLL_REDUCE_SCATTER_V ||
                   (a->coll == HERD_COLL_REDUCE && r->rank == a->root);
     if (reduced && a->op == HERD_AVG && a->count)
         core_reduce_avg_finish(a->recvbuf, a->count, a->dtype, r->nranks);

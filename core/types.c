@@ -48,6 +48,9 @@ static const alias_t coll_aliases[] = {
     {"allgather", HERD_COLL_ALL_GATHER},
     {"reducescatter", HERD_COLL_REDUCE_SCATTER},
     {"alltoall", HERD_COLL_ALL_TO_ALL},
+    {"allgatherv", HERD_COLL_ALL_GATHER_V},
+    {"alltoallv", HERD_COLL_ALL_TO_ALL_V},
+    {"all_to_all_single", HERD_COLL_ALL_TO_ALL_V},
     {NULL, 0}};
 static const alias_t algo_aliases[] = {
     {"halving_doubling", HERD_ALGO_RHD}, {"hd", HERD_ALGO_RHD},

@@ -54,6 +54,7 @@ static void inst_free(sim_inst_t *inst)
     }
     sim_exec_blobs_free(inst);
     free(inst->world_ranks);
+    free(inst->vcounts);
     free(inst->posted);
     free(inst->execs);
     free(inst->early);
@@ -62,6 +63,12 @@ static void inst_free(sim_inst_t *inst)
 
 static herd_algo_t resolve_algo(const sim_comm_t *c, const core_coll_args_t *a)
 {
+    /* the *_v kinds and monitored_barrier have one schedule (direct),
+     * which the NCCL model stands for too (NCCL runs them as grouped
+     * send/recv) */
+    if ((core_coll_is_v(a->coll) || a->coll == HERD_COLL_MONITORED_BARRIER) &&
+        (a->algo == HERD_ALGO_AUTO || a->algo == HERD_ALGO_NCCL))
+        return HERD_ALGO_DIRECT;
     if (a->algo != HERD_ALGO_AUTO)
         return a->algo;
     if (c->w->opts.nccl_model) /* AUTO means NCCL (sim/nccl_model.c) */
@@ -69,6 +76,8 @@ static herd_algo_t resolve_algo(const sim_comm_t *c, const core_coll_args_t *a)
     uint64_t bytes = a->count * herd_dtype_size(a->dtype);
     return core_sched_pick(a->coll, c->base.size, bytes);
 }
+
+static int vcounts_init(sim_inst_t *inst, const core_coll_args_t *a);
 
 static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
                               const core_coll_args_t *a, sim_inst_t **out)
@@ -97,12 +106,14 @@ static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
     inst->key = inst_key(inst->group, inst->seq);
     inst->args = *a;
     inst->args.label = NULL;
+    inst->args.vcounts = inst->args.vrecv = NULL; /* the caller's */
     inst->algo = algo;
     inst->first_rank = c->base.rank;
     inst->t_first = w->now;
-    inst->timeout_s = c->base.timeout_s;
+    inst->timeout_s = a->timeout_s > 0 ? a->timeout_s : c->base.timeout_s;
     herd_status_t st = HERD_ERR_NO_MEMORY;
-    if (inst->posted && inst->execs && inst->early &&
+    int vok = vcounts_init(inst, a);
+    if (inst->posted && inst->execs && inst->early && vok &&
         (inst->world_ranks || !c->base.world_ranks))
         st = sim_htab_put(&w->insts, inst->key, inst);
     if (st != HERD_OK) {
@@ -122,11 +133,65 @@ static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
     return HERD_OK;
 }
 
-static sim_diag_class_t compare_args(const core_coll_args_t *ref,
+/* The *_v kinds' counts, kept to check later posters against:
+ * all_gather_v and reduce_scatter_v need the same array on every rank;
+ * all_to_all_v's sends and receives must pair up (what a sends b is what
+ * b expects from a), checked while both are known: the matrices of sends
+ * and receives (rows: members), for groups up to SIM_V_MATRIX ranks. */
+#define SIM_V_MATRIX 1024
+
+static int vcounts_init(sim_inst_t *inst, const core_coll_args_t *a)
+{
+    size_t p = (size_t)inst->p, n = 0;
+    if (a->coll == HERD_COLL_ALL_GATHER_V ||
+        a->coll == HERD_COLL_REDUCE_SCATTER_V)
+        n = p;
+    else if (a->coll == HERD_COLL_ALL_TO_ALL_V && p <= SIM_V_MATRIX)
+        n = 2 * p * p;
+    if (!n)
+        return 1;
+    inst->vcounts = calloc(n, sizeof(size_t));
+    if (!inst->vcounts)
+        return 0;
+    if (n == p)
+        memcpy(inst->vcounts, a->vcounts, p * sizeof(size_t));
+    return 1;
+}
+
+static sim_diag_class_t compare_v(sim_inst_t *inst, int m,
+                                  const core_coll_args_t *a)
+{
+    size_t p = (size_t)inst->p;
+    if (!inst->vcounts)
+        return SIM_DIAG_NONE;
+    if (a->coll != HERD_COLL_ALL_TO_ALL_V)
+        return memcmp(inst->vcounts, a->vcounts, p * sizeof(size_t))
+                   ? SIM_DIAG_SIZE_MISMATCH
+                   : SIM_DIAG_NONE;
+    size_t *snd = inst->vcounts, *rcv = inst->vcounts + p * p;
+    for (size_t j = 0; j < p; j++) {
+        if (!(inst->posted[j] & 1) || (inst->posted[j] & 4))
+            continue;
+        if (snd[j * p + (size_t)m] != a->vrecv[j] ||
+            rcv[j * p + (size_t)m] != a->vcounts[j])
+            return SIM_DIAG_SIZE_MISMATCH;
+    }
+    memcpy(snd + (size_t)m * p, a->vcounts, p * sizeof(size_t));
+    memcpy(rcv + (size_t)m * p, a->vrecv, p * sizeof(size_t));
+    return SIM_DIAG_NONE;
+}
+
+static sim_diag_class_t compare_args(sim_inst_t *inst, int m,
                                      const core_coll_args_t *a)
 {
+    const core_coll_args_t *ref = &inst->args;
     if (ref->coll != a->coll)
         return SIM_DIAG_COLL_MISMATCH;
+    if (core_coll_is_v(a->coll))
+        return ref->dtype != a->dtype ? SIM_DIAG_DTYPE_MISMATCH
+               : has_op(a->coll) && ref->op != a->op
+                   ? SIM_DIAG_COLL_MISMATCH
+                   : compare_v(inst, m, a);
     if (ref->count != a->count)
         return SIM_DIAG_SIZE_MISMATCH;
     if (ref->dtype != a->dtype)
@@ -138,10 +203,11 @@ static sim_diag_class_t compare_args(const core_coll_args_t *ref,
     return SIM_DIAG_NONE;
 }
 
+/* `a`: the member's own call (the *_v kinds' counts are its own). */
 static core_sched_desc_t sched_desc(const sim_world_t *w,
-                                    const sim_inst_t *inst, int rank)
+                                    const sim_inst_t *inst,
+                                    const core_coll_args_t *a, int rank)
 {
-    const core_coll_args_t *a = &inst->args;
     core_sched_desc_t d = {.coll = a->coll,
                            .algo = inst->algo,
                            .nranks = inst->p,
@@ -152,7 +218,9 @@ static core_sched_desc_t sched_desc(const sim_world_t *w,
                            .channels = a->channels > 0 ? a->channels : 1,
                            .chunk_bytes = a->chunk_bytes,
                            .ranks_per_node =
-                               inst->world_ranks ? 0 : w->gpus_per_node};
+                               inst->world_ranks ? 0 : w->gpus_per_node,
+                           .counts = a->vcounts,
+                           .recv_counts = a->vrecv};
     return d;
 }
 
@@ -166,17 +234,16 @@ static int rotational(const sim_world_t *w, const sim_inst_t *inst)
     if (w->opts.real_buffers || w->opts.no_rotation ||
         inst->algo == HERD_ALGO_NCCL)
         return 0;
-    core_sched_desc_t d = sched_desc(w, inst, 0);
+    core_sched_desc_t d = sched_desc(w, inst, &inst->args, 0);
     if (core_sched_rotational(&d))
         return 2;
     return core_sched_rotational_shape(&d);
 }
 
 static herd_status_t lower(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
-                           core_sched_t *s)
+                           const core_coll_args_t *a, core_sched_t *s)
 {
-    const core_coll_args_t *a = &inst->args;
-    core_sched_desc_t d = sched_desc(w, inst, c->base.rank);
+    core_sched_desc_t d = sched_desc(w, inst, a, c->base.rank);
     memset(s, 0, sizeof(*s));
     /* Algorithm "nccl": NCCL's choice, channels and chunking lowered by
      * the NCCL model (sim/nccl_model.c). */
@@ -208,14 +275,15 @@ static void apply_early(sim_world_t *w, sim_inst_t *inst, int m, sim_exec_t *x)
  * the template when the members are rotations of one another). It must
  * be kept before it starts or receives anything. */
 static herd_status_t make_exec(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
-                               sim_req_t *req, sim_exec_t **out)
+                               const core_coll_args_t *a, sim_req_t *req,
+                               sim_exec_t **out)
 {
     int m = c->base.rank;
     if (inst->rot)
         return sim_exec_create_rotated(w, inst, m, req, out);
     core_sched_t s;
     sim_exec_t *x = NULL;
-    herd_status_t st = lower(w, c, inst, &s);
+    herd_status_t st = lower(w, c, inst, a, &s);
     if (st == HERD_OK)
         st = sim_exec_create(w, inst, m, req, &s, &x);
     if (st != HERD_OK) {
@@ -224,7 +292,7 @@ static herd_status_t make_exec(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
     }
     int rot = inst->p > 1 ? rotational(w, inst) : 0;
     if (rot) {
-        core_sched_desc_t d = sched_desc(w, inst, 0);
+        core_sched_desc_t d = sched_desc(w, inst, &inst->args, 0);
         st = sim_exec_keep_rotation(inst, x, rot == 1 ? &d : NULL);
     }
     if (st != HERD_OK) {
@@ -256,7 +324,7 @@ herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
                                "%s: sequence number %llu posted twice",
                                herd_coll_name(a->coll),
                                (unsigned long long)a->seq);
-    sim_diag_class_t bad = compare_args(&inst->args, a);
+    sim_diag_class_t bad = compare_args(inst, m, a);
     if (bad != SIM_DIAG_NONE) {
         if (inst->mismatch == SIM_DIAG_NONE)
             inst->mismatch = bad;
@@ -265,7 +333,7 @@ herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
         return HERD_OK; /* never executed: the diagnosis reports it */
     }
     sim_exec_t *x = NULL;
-    st = make_exec(w, c, inst, req, &x);
+    st = make_exec(w, c, inst, a, req, &x);
     if (st != HERD_OK)
         return st;
     inst->posted[m] = SIM_INST_POSTED;
@@ -314,6 +382,27 @@ void sim_inst_member_done(sim_world_t *w, sim_inst_t *inst, int m,
     sim_inst_maybe_free(w, inst);
 }
 
+/* A monitored_barrier that timed out: rank 0 names the members that
+ * did not arrive (never posted, or died), the others learn that rank 0
+ * did not release them; each in its comm's last error. */
+static void monitored_fail(sim_world_t *w, sim_inst_t *inst)
+{
+    int *absent = malloc((size_t)inst->p * sizeof(int)), n = 0;
+    if (!absent)
+        return;
+    for (int m = 0; m < inst->p; m++)
+        if (!(inst->posted[m] & 1) || w->dead[sim_inst_world_rank(inst, m)])
+            absent[n++] = m;
+    for (int m = 0; m < inst->p; m++) {
+        sim_req_t *q = inst->execs[m] ? sim_exec_req(inst->execs[m]) : NULL;
+        if (q && q->base.comm)
+            core_monitored_barrier_error(q->base.comm, &inst->args,
+                                         m == 0 ? absent : NULL, n,
+                                         HERD_ERR_TIMEOUT);
+    }
+    free(absent);
+}
+
 void sim_inst_timeout(sim_world_t *w, sim_inst_t *inst)
 {
     inst->timeout_queued = 0;
@@ -324,6 +413,8 @@ void sim_inst_timeout(sim_world_t *w, sim_inst_t *inst)
     if (w->end_status == HERD_OK) {
         w->end_status = HERD_ERR_TIMEOUT;
         w->timed_out = inst;
+        if (inst->args.coll == HERD_COLL_MONITORED_BARRIER)
+            monitored_fail(w, inst);
     }
 }
 

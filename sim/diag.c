@@ -197,10 +197,12 @@ static void print_ranks(FILE *f, const int *v, int n)
 
 static const char *op_type(herd_coll_t c)
 {
+    /* torch's OpType names; the *_v kinds are what torch runs them as */
     static const char *const names[HERD_COLL_COUNT] = {
-        "ALLREDUCE", "BROADCAST",      "REDUCE",   "ALLGATHER", "GATHER",
-        "SCATTER",   "REDUCE_SCATTER", "ALLTOALL", "BARRIER",   "SEND",
-        "RECV"};
+        "ALLREDUCE", "BROADCAST",      "REDUCE",        "ALLGATHER",
+        "GATHER",    "SCATTER",        "REDUCE_SCATTER", "ALLTOALL",
+        "BARRIER",   "SEND",           "RECV",          "ALLGATHER",
+        "REDUCE_SCATTER", "ALLTOALL_BASE", "BARRIER"};
     return (unsigned)c < HERD_COLL_COUNT ? names[c] : "UNKNOWN";
 }
 
@@ -240,9 +242,26 @@ static int same_desc(const sim_diag_rank_t *a, const sim_diag_rank_t *b)
              (a->coll != HERD_COLL_SEND && a->coll != HERD_COLL_RECV)));
 }
 
+/* gloo's monitored_barrier error, raised on rank 0: the first rank that
+ * did not arrive, or all of them with wait_all_ranks. */
+static void monitored_text(FILE *f, const sim_diag_t *d, const sim_inst_t *inst)
+{
+    int n = inst->args.wait_all ? d->nmissing : d->nmissing > 0;
+    fprintf(f, "[Rank %d]: %s ", sim_inst_world_rank(inst, 0),
+            n > 1 ? "Ranks" : "Rank");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%d", i ? ", " : "", d->missing[i]);
+    fprintf(f, "%s failed to pass monitoredBarrier in %.0f ms\n",
+            n ? "" : "(none)", inst->timeout_s * 1e3);
+}
+
 static void watchdog_text(FILE *f, const sim_world_t *w, const sim_diag_t *d,
                           const sim_inst_t *inst)
 {
+    if (inst->args.coll == HERD_COLL_MONITORED_BARRIER) {
+        monitored_text(f, d, inst);
+        return;
+    }
     double tmo_ms = inst->timeout_s * 1e3;
     double ran_ms = (double)(w->now - inst->t_first) / 1e6;
     if (d->status != HERD_ERR_TIMEOUT)
@@ -253,10 +272,8 @@ static void watchdog_text(FILE *f, const sim_world_t *w, const sim_diag_t *d,
             "WorkNCCL(SeqNum=%llu, OpType=%s, NumelIn=%llu, NumelOut=%llu, "
             "Timeout(ms)=%.0f) ran for %.0f milliseconds before timing out.\n",
             who, (unsigned long long)inst->seq, op_type(inst->args.coll),
-            (unsigned long long)core_coll_send_count(inst->args.coll,
-                                                     inst->args.count, inst->p),
-            (unsigned long long)core_coll_recv_count(inst->args.coll,
-                                                     inst->args.count, inst->p),
+            (unsigned long long)core_args_send_count(&inst->args, inst->p),
+            (unsigned long long)core_args_recv_count(&inst->args, inst->p),
             tmo_ms, ran_ms);
 }
 

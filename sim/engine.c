@@ -169,7 +169,7 @@ void sim_req_timeline(sim_world_t *w, const sim_req_t *req)
                          .end_ns = w->now,
                          .label = a->label,
                          .status = req->status};
-    rec.bytes = core_coll_send_count(a->coll, a->count, req->gsize) *
+    rec.bytes = core_args_send_count(a, req->gsize) *
                 herd_dtype_size(a->dtype);
     if (req->kind != SIM_REQ_COLL)
         rec.peer = req->peer_world;

@@ -77,7 +77,8 @@ static void finish(sim_exec_t *x)
     const core_coll_args_t *a = &x->req->args;
     if (x->real && a->op == HERD_AVG && x->err == HERD_OK &&
         (a->coll == HERD_COLL_ALL_REDUCE || a->coll == HERD_COLL_REDUCE ||
-         a->coll == HERD_COLL_REDUCE_SCATTER) &&
+         a->coll == HERD_COLL_REDUCE_SCATTER ||
+         a->coll == HERD_COLL_REDUCE_SCATTER_V) &&
         (a->coll != HERD_COLL_REDUCE || x->member == a->root) &&
         x->buf[CORE_BUF_OUT])
         core_reduce_avg_finish(x->buf[CORE_BUF_OUT], a->count, a->dtype,

@@ -486,9 +486,9 @@ static herd_status_t setup_buffers(sim_exec_t *x, const sim_req_t *req)
     x->buf[CORE_BUF_IN] = (uint8_t *)(uintptr_t)a->sendbuf;
     x->buf[CORE_BUF_OUT] = a->recvbuf;
     x->buflen[CORE_BUF_IN] =
-        a->sendbuf ? core_coll_send_count(a->coll, a->count, p) : 0;
+        a->sendbuf ? core_args_send_count(a, p) : 0;
     x->buflen[CORE_BUF_OUT] =
-        a->recvbuf ? core_coll_recv_count(a->coll, a->count, p) : 0;
+        a->recvbuf ? core_args_recv_count(a, p) : 0;
     x->buflen[CORE_BUF_SCRATCH] = x->s.scratch_count; /* real only */
     if (!x->real)
         return HERD_OK;

@@ -222,6 +222,19 @@ static herd_status_t op_free(herd_comm_t *comm, void *ptr)
 
 static uint64_t op_now(const herd_comm_t *comm)
 {
+/* Host <-> "engine" memory for the object calls: real buffers are host
+ * memory; phantom ones hold no data, so nothing can be moved. */
+static herd_status_t op_copy(herd_comm_t *comm, void *dst, const void *src,
+                             size_t bytes)
+{
+    if (((uintptr_t)dst & SIM_FAKE_BASE) || ((uintptr_t)src & SIM_FAKE_BASE))
+        return core_comm_error(comm, HERD_ERR_UNSUPPORTED,
+                               "sim: phantom buffers carry no data (set "
+                               "herd_sim_opts_t.real_buffers)");
+    memcpy(dst, src, bytes);
+    return HERD_OK;
+}
+
     return ((const sim_comm_t *)comm)->w->now;
 }
 
@@ -269,3 +282,4 @@ const herd_engine_ops_t sim_engine_ops = {
     .now = op_now,
     .mark = op_mark,
 };
+    .copy = op_copy,

@@ -402,6 +402,8 @@ typedef struct sim_flow {
     uint32_t k;    /* index on the connection */
     int channel;
     sim_exec_t *sx; /* sender's exec (valid until "sent") */
+    size_t *vcounts; /* the *_v kinds: counts to check posters against
+                        (sim/coll.c); NULL otherwise */
     sim_inst_t *inst;
     union {
         struct {

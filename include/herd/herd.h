@@ -151,6 +151,68 @@ herd_status_t herd_all_to_all(herd_comm_t *comm, const void *sendbuf,
                               herd_req_t **req_out);
 herd_status_t herd_barrier(herd_comm_t *comm, herd_req_t **req_out);
 
+/* Uneven collectives (torch's all_gather / reduce_scatter with tensors of
+ * different sizes, all_to_all_single with split sizes: the MoE pattern).
+ * Counts are in elements, one per rank of the group; the arrays are read
+ * during the call only. Rank r's block starts at the sum of the counts
+ * before r. */
+/* counts: the same array on every rank. sendbuf holds counts[rank]
+ * elements, recvbuf the sum of all counts. */
+herd_status_t herd_all_gather_v(herd_comm_t *comm, const void *sendbuf,
+                                void *recvbuf, const size_t *counts,
+                                herd_dtype_t dtype, herd_req_t **req_out);
+/* counts: the same array on every rank. sendbuf holds the sum of all
+ * counts, recvbuf gets the reduced block of counts[rank] elements. */
+herd_status_t herd_reduce_scatter_v(herd_comm_t *comm, const void *sendbuf,
+                                    void *recvbuf, const size_t *counts,
+                                    herd_dtype_t dtype, herd_op_t op,
+                                    herd_req_t **req_out);
+/* all_to_all_single: sendbuf holds send_count elements, send_splits[r] of
+ * them (in rank order) go to rank r; recvbuf holds recv_count, the
+ * recv_splits[r] from rank r in rank order. A NULL splits array splits
+ * its buffer evenly (the count must then be a multiple of the group
+ * size). The splits must add up to their count, and what rank a sends
+ * to b must be what b expects from a. */
+herd_status_t herd_all_to_all_v(herd_comm_t *comm, const void *sendbuf,
+                                size_t send_count, const size_t *send_splits,
+                                void *recvbuf, size_t recv_count,
+                                const size_t *recv_splits, herd_dtype_t dtype,
+                                herd_req_t **req_out);
+
+/* Coalesced collectives: n independent collectives of one dtype (and op)
+ * in one call with one request, as torch's *_coalesced calls and
+ * _coalescing_manager (NCCL posts them as one group). Buffer i holds
+ * what the single call would with counts[i]. */
+herd_status_t herd_all_reduce_coalesced(herd_comm_t *comm,
+                                        const void *const *sendbufs,
+                                        void *const *recvbufs,
+                                        const size_t *counts, int n,
+                                        herd_dtype_t dtype, herd_op_t op,
+                                        herd_req_t **req_out);
+/* all_gather_into_tensor_coalesced: recvbufs[i] holds size * counts[i]. */
+herd_status_t herd_all_gather_coalesced(herd_comm_t *comm,
+                                        const void *const *sendbufs,
+                                        void *const *recvbufs,
+                                        const size_t *counts, int n,
+                                        herd_dtype_t dtype,
+                                        herd_req_t **req_out);
+/* reduce_scatter_tensor_coalesced: sendbufs[i] holds size * counts[i]. */
+herd_status_t herd_reduce_scatter_coalesced(herd_comm_t *comm,
+                                            const void *const *sendbufs,
+                                            void *const *recvbufs,
+                                            const size_t *counts, int n,
+                                            herd_dtype_t dtype, herd_op_t op,
+                                            herd_req_t **req_out);
+
+/* torch's monitored_barrier: every rank reports to rank 0, which waits at
+ * most timeout_s (<= 0: the comm's timeout) and then releases them. When
+ * a rank does not arrive in time rank 0 fails with HERD_ERR_TIMEOUT and
+ * a message naming it (wait_all_ranks 0: the first such rank;
+ * otherwise every one), and the others fail as rank 0 does not release
+ * them. Blocking, as in torch. */
+herd_status_t herd_monitored_barrier(herd_comm_t *comm, double timeout_s,
+                                     int wait_all_ranks);
+
 /* Point to point; messages between two ranks with one tag arrive in
  * order. */
 herd_status_t herd_send(herd_comm_t *comm, const void *buf, size_t count,
@@ -159,6 +221,56 @@ herd_status_t herd_send(herd_comm_t *comm, const void *buf, size_t count,
 herd_status_t herd_recv(herd_comm_t *comm, void *buf, size_t count,
                         herd_dtype_t dtype, int peer, int tag,
                         herd_req_t **req_out);
+
+/* batch_isend_irecv: a group of sends and receives posted together
+ * with one request (torch's list of P2POp). The group never deadlocks
+ * on its own order: every rank may list its sends before its receives.
+ * Each op follows herd_send / herd_recv (peer and tag rules). */
+typedef enum herd_p2p_kind {
+    HERD_P2P_SEND,
+    HERD_P2P_RECV
+} herd_p2p_kind_t;
+
+typedef struct herd_p2p_op {
+    herd_p2p_kind_t kind;
+    void *buf; /* read only for a send */
+    size_t count;
+    herd_dtype_t dtype;
+    int peer;
+    int tag;
+} herd_p2p_op_t;
+
+herd_status_t herd_batch_isend_irecv(herd_comm_t *comm,
+                                     const herd_p2p_op_t *ops, int nops,
+                                     herd_req_t **req_out);
+
+/* Object collectives (torch's broadcast_object_list, all_gather_object,
+ * gather_object, scatter_object_list) on byte buffers: the sizes are
+ * exchanged first, then the bytes. Blocking, as in torch. The results
+ * are allocated by herd and owned by the caller, who releases them with
+ * herd_bytes_free; they are set only on success. On sim they need real
+ * buffers (herd_sim_opts_t.real_buffers): phantom buffers carry no data,
+ * so the calls return HERD_ERR_UNSUPPORTED there. */
+typedef struct herd_bytes {
+    void *data;
+    size_t len;
+} herd_bytes_t;
+
+/* Free the data of n buffers and zero them (NULL or n <= 0: nothing). */
+void herd_bytes_free(herd_bytes_t *bufs, int n);
+/* root's n buffers (`in`, read on root only) to every rank: out[0..n)
+ * on every rank, root included; n must be the same everywhere. */
+herd_status_t herd_broadcast_bytes(herd_comm_t *comm, const herd_bytes_t *in,
+                                   int n, int root, herd_bytes_t *out);
+/* Every rank's len bytes at data: out[0..size) on every rank. */
+herd_status_t herd_all_gather_bytes(herd_comm_t *comm, const void *data,
+                                    size_t len, herd_bytes_t *out);
+/* Every rank's bytes to root: out[0..size) on root only (NULL elsewhere). */
+herd_status_t herd_gather_bytes(herd_comm_t *comm, const void *data,
+                                size_t len, int root, herd_bytes_t *out);
+/* root's in[0..size) (read on root only): rank r gets in[r] in *out. */
+herd_status_t herd_scatter_bytes(herd_comm_t *comm, const herd_bytes_t *in,
+                                 int root, herd_bytes_t *out);
 
 /* Requests: wait blocks until done and returns the op's status; test sets
  * *done to 1 when finished (and returns the op's status then). free

@@ -52,7 +52,9 @@ typedef enum herd_op {
     HERD_OP_COUNT
 } herd_op_t;
 
-/* Collective and point-to-point operation kinds. */
+/* Collective and point-to-point operation kinds. The *_v kinds take a
+ * count per rank (uneven blocks: torch's all_gather / reduce_scatter with
+ * tensors of different sizes, all_to_all_single with split sizes). */
 #define HERD_COLL_LIST(X)                                                     \
     X(HERD_COLL_ALL_REDUCE, "all_reduce")                                     \
     X(HERD_COLL_BROADCAST, "broadcast")                                       \
@@ -64,7 +66,11 @@ typedef enum herd_op {
     X(HERD_COLL_ALL_TO_ALL, "all_to_all")                                     \
     X(HERD_COLL_BARRIER, "barrier")                                           \
     X(HERD_COLL_SEND, "send")                                                 \
-    X(HERD_COLL_RECV, "recv")
+    X(HERD_COLL_RECV, "recv")                                                 \
+    X(HERD_COLL_ALL_GATHER_V, "all_gather_v")                                 \
+    X(HERD_COLL_REDUCE_SCATTER_V, "reduce_scatter_v")                         \
+    X(HERD_COLL_ALL_TO_ALL_V, "all_to_all_v")                                 \
+    X(HERD_COLL_MONITORED_BARRIER, "monitored_barrier")
 
 typedef enum herd_coll {
 #define HERD_COLL_ENUM_(e, s) e,
