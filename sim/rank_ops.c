@@ -220,8 +220,6 @@ static herd_status_t op_free(herd_comm_t *comm, void *ptr)
                            "free: %p was not allocated by herd_alloc", ptr);
 }
 
-static uint64_t op_now(const herd_comm_t *comm)
-{
 /* Host <-> "engine" memory for the object calls: real buffers are host
  * memory; phantom ones hold no data, so nothing can be moved. */
 static herd_status_t op_copy(herd_comm_t *comm, void *dst, const void *src,
@@ -235,6 +233,8 @@ static herd_status_t op_copy(herd_comm_t *comm, void *dst, const void *src,
     return HERD_OK;
 }
 
+static uint64_t op_now(const herd_comm_t *comm)
+{
     return ((const sim_comm_t *)comm)->w->now;
 }
 
@@ -281,5 +281,5 @@ const herd_engine_ops_t sim_engine_ops = {
     .free = op_free,
     .now = op_now,
     .mark = op_mark,
-};
     .copy = op_copy,
+};

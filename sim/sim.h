@@ -386,6 +386,8 @@ struct sim_inst {
     size_t wpool_nbig;          /* steps in them waiting for 7 or more */
     struct sim_rot *rot;        /* template of rotated members; NULL: each
                                    member lowers its own schedule */
+    size_t *vcounts; /* the *_v kinds: counts to check posters against
+                        (sim/coll.c); NULL otherwise */
 };
 
 int sim_inst_world_rank(const sim_inst_t *inst, int member);
@@ -402,8 +404,6 @@ typedef struct sim_flow {
     uint32_t k;    /* index on the connection */
     int channel;
     sim_exec_t *sx; /* sender's exec (valid until "sent") */
-    size_t *vcounts; /* the *_v kinds: counts to check posters against
-                        (sim/coll.c); NULL otherwise */
     sim_inst_t *inst;
     union {
         struct {

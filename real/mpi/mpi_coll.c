@@ -31,8 +31,8 @@ static herd_status_t send_side(mpi_req_t *q, const void **s_out)
     size_t es = herd_dtype_size(a->dtype), blk = a->count * es;
     const char *s = a->sendbuf;
     char *r = a->recvbuf;
-    size_t sb = core_coll_send_count(a->coll, a->count, p) * es;
-    size_t rb = core_coll_recv_count(a->coll, a->count, p) * es;
+    size_t sb = core_args_send_count(a, p) * es;
+    size_t rb = core_args_recv_count(a, p) * es;
     int in_place = 0;
     switch (a->coll) {
     case HERD_COLL_ALL_REDUCE:
@@ -198,15 +198,20 @@ herd_status_t mpi_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
     q->mreq = MPI_REQUEST_NULL;
     q->t_post = mpi_now_ns();
     int p2p = a->coll == HERD_COLL_SEND || a->coll == HERD_COLL_RECV;
-    q->native = p2p || a->algo == HERD_ALGO_AUTO || a->algo == HERD_ALGO_NCCL;
-    q->algo = q->native ? HERD_ALGO_AUTO : a->algo;
+    /* the *_v kinds and monitored_barrier run herd's direct schedule: one
+     * code path for their uneven counts, and a monitored barrier's
+     * receives tell which ranks did not arrive */
+    int own = core_coll_is_v(a->coll) || a->coll == HERD_COLL_MONITORED_BARRIER;
+    q->native = !own && (p2p || a->algo == HERD_ALGO_AUTO ||
+                         a->algo == HERD_ALGO_NCCL);
+    q->algo = q->native ? HERD_ALGO_AUTO : own ? HERD_ALGO_DIRECT : a->algo;
     herd_status_t st;
     if (q->native) {
         st = native_post(q);
         if (st == HERD_OK)
             mpi_req_link(q);
     } else {
-        st = mpi_sched_post(q, a->algo); /* links it */
+        st = mpi_sched_post(q, q->algo); /* links it */
     }
     if (st != HERD_OK) {
         free(q->in_copy);

@@ -104,7 +104,7 @@ void mpi_req_timeline(mpi_req_t *q, herd_tl_kind_t kind, uint64_t t0,
         .op = a->op,
         .count = a->count,
         .bytes = kind == HERD_TL_COLL
-                     ? core_coll_send_count(a->coll, a->count, c->size) *
+                     ? core_args_send_count(a, c->size) *
                            herd_dtype_size(a->dtype)
                      : 0,
         .peer = a->root,

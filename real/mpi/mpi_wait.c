@@ -56,6 +56,7 @@ static void native_avg(mpi_req_t *q)
     herd_comm_t *c = &q->c->base;
     int reduced = a->coll == HERD_COLL_ALL_REDUCE ||
                   a->coll == HERD_COLL_REDUCE_SCATTER ||
+                  a->coll == HERD_COLL_REDUCE_SCATTER_V ||
                   (a->coll == HERD_COLL_REDUCE && c->rank == a->root);
     if (reduced && a->op == HERD_AVG && a->count)
         core_reduce_avg_finish(a->recvbuf, a->count, a->dtype, c->size);
@@ -198,12 +199,44 @@ static void world_fail(mpi_world_t *w, const char *msg)
         mpi_req_finish(w->active, HERD_ERR_ABORTED, m);
 }
 
+/* A monitored_barrier past its deadline: rank 0 names the ranks whose
+ * report has not come (its receives still awaited); the others say rank
+ * 0 did not release them. */
+static void monitored_timeout(mpi_req_t *q)
+{
+    herd_comm_t *c = &q->c->base;
+    int *absent = malloc((size_t)c->size * sizeof(int)), n = 0;
+    for (uint32_t i = 0; absent && i < q->nact; i++)
+        if (core_run_awaits(&q->run, q->astep[i]) &&
+            q->run.sched.steps[q->astep[i]].kind == CORE_STEP_RECV)
+            absent[n++] = q->run.sched.steps[q->astep[i]].peer;
+    /* the runner posts them in rank order; MPI_Testsome compacts in order */
+    char keep[CORE_ERROR_MAX], msg[CORE_ERROR_MAX];
+    memcpy(keep, c->last_error, sizeof(keep));
+    core_monitored_barrier_error(c, &q->args, c->rank == 0 ? absent : NULL, n,
+                                 HERD_ERR_TIMEOUT);
+    memcpy(msg, c->last_error, sizeof(msg));
+    memcpy(c->last_error, keep, sizeof(keep));
+    free(absent);
+    mpi_req_finish(q, HERD_ERR_TIMEOUT, msg);
+    world_fail(q->c->w, msg);
+}
+
+static double req_timeout_s(const mpi_req_t *q)
+{
+    return q->args.timeout_s > 0 ? q->args.timeout_s : q->c->base.timeout_s;
+}
+
 static void req_timeout(mpi_req_t *q)
 {
     herd_comm_t *c = &q->c->base;
     const core_coll_args_t *a = &q->args;
     int p2p = a->coll == HERD_COLL_SEND || a->coll == HERD_COLL_RECV;
     char waiting[256] = "", missing[256] = "", msg[CORE_ERROR_MAX];
+    if (a->coll == HERD_COLL_MONITORED_BARRIER) {
+        monitored_timeout(q);
+        return;
+    }
     if (!q->native)
         mpi_sched_waiting(q, waiting, sizeof(waiting));
     if (!p2p)
@@ -246,7 +279,7 @@ herd_status_t mpi_req_wait(herd_req_t *req)
     mpi_req_t *q = (mpi_req_t *)req;
     mpi_world_t *w = q->c->w;
     uint64_t t0 = mpi_now_ns();
-    uint64_t deadline = q->t_post + (uint64_t)(q->c->base.timeout_s * 1e9);
+    uint64_t deadline = q->t_post + (uint64_t)(req_timeout_s(q) * 1e9);
     int waited = !q->done;
     while (!q->done) {
         mpi_progress(w);
@@ -272,7 +305,7 @@ herd_status_t mpi_req_test(herd_req_t *req, int *done)
     mpi_req_t *q = (mpi_req_t *)req;
     if (!q->done) {
         mpi_progress(q->c->w);
-        uint64_t deadline = q->t_post + (uint64_t)(q->c->base.timeout_s * 1e9);
+        uint64_t deadline = q->t_post + (uint64_t)(req_timeout_s(q) * 1e9);
         if (!q->done && mpi_now_ns() >= deadline)
             req_timeout(q);
     }

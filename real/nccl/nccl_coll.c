@@ -80,6 +80,91 @@ static ncclResult_t grouped_p2p(nccl_comm_t *c, const core_coll_args_t *a,
     return res != ncclSuccess ? res : end;
 }
 
+/* all_gather_v and all_to_all_v as one group of sends and receives at
+ * the blocks' offsets (prefix sums of the counts); the rank's own block
+ * is a device copy on the stream. */
+static ncclResult_t grouped_v(nccl_comm_t *c, const core_coll_args_t *a,
+                              ncclDataType_t dt)
+{
+    int p = c->base.size, me = c->base.rank;
+    size_t es = esize(a), soff = 0, roff = 0;
+    int ag = a->coll == HERD_COLL_ALL_GATHER_V;
+    const size_t *sn = a->vcounts, *rn = ag ? a->vcounts : a->vrecv;
+    const char *s = a->sendbuf;
+    char *r = a->recvbuf;
+    ncclResult_t res = ncclGroupStart();
+    for (int q = 0; res == ncclSuccess && q < p; q++) {
+        size_t scount = ag ? sn[me] : sn[q];
+        const char *sp = ag ? s : s + soff * es;
+        if (q == me) {
+            if (scount && cudaMemcpyAsync(r + roff * es, sp, scount * es,
+                                          cudaMemcpyDeviceToDevice,
+                                          c->stream) != cudaSuccess)
+                res = ncclUnhandledCudaError;
+        } else {
+            if (scount)
+                res = ncclSend(sp, scount, dt, q, c->nc, c->stream);
+            if (res == ncclSuccess && rn[q])
+                res = ncclRecv(r + roff * es, rn[q], dt, q, c->nc, c->stream);
+        }
+        soff += sn[q];
+        roff += rn[q];
+    }
+    ncclResult_t end = ncclGroupEnd();
+    return res != ncclSuccess ? res : end;
+}
+
+/* reduce_scatter_v: every peer's part of my block into staging (one
+ * group), then reduced into the output with herd's kernel. */
+static herd_status_t reduce_scatter_v(nccl_comm_t *c, const core_coll_args_t *a,
+                                      ncclDataType_t dt, double deadline_s)
+{
+    int p = c->base.size, me = c->base.rank;
+    size_t es = esize(a), mine = a->vcounts[me], off = 0, my_off = 0;
+    if (a->op == HERD_AVG)
+        return core_comm_error(&c->base, HERD_ERR_UNSUPPORTED,
+                               "nccl: reduce_scatter_v with avg is not "
+                               "supported (use sum and divide)");
+    char *stage = NULL;
+    if (mine && p > 1 &&
+        cudaMallocAsync((void **)&stage, (size_t)(p - 1) * mine * es,
+                        c->stream) != cudaSuccess)
+        return core_comm_error(&c->base, HERD_ERR_NO_MEMORY,
+                               "nccl: reduce_scatter_v staging");
+    ncclResult_t res = ncclGroupStart();
+    for (int q = 0, slot = 0; res == ncclSuccess && q < p; q++) {
+        if (q == me) {
+            my_off = off;
+        } else {
+            if (a->vcounts[q])
+                res = ncclSend((const char *)a->sendbuf + off * es,
+                               a->vcounts[q], dt, q, c->nc, c->stream);
+            if (res == ncclSuccess && mine)
+                res = ncclRecv(stage + (size_t)slot * mine * es, mine, dt, q,
+                               c->nc, c->stream);
+            slot++;
+        }
+        off += a->vcounts[q];
+    }
+    ncclResult_t end = ncclGroupEnd();
+    herd_status_t st = nccl_settle(c, res != ncclSuccess ? res : end,
+                                   deadline_s, "reduce_scatter_v");
+    const char *in = (const char *)a->sendbuf + my_off * es;
+    for (int k = 0; st == HERD_OK && mine && k < p - 1; k++)
+        if (nccl_reduce_launch(a->recvbuf, k ? a->recvbuf : in,
+                               stage + (size_t)k * mine * es, mine, a->dtype,
+                               a->op, c->stream) != cudaSuccess)
+            st = core_comm_error(&c->base, HERD_ERR_IO,
+                                 "nccl: reduce_scatter_v reduce kernel");
+    if (st == HERD_OK && mine && p == 1 &&
+        cudaMemcpyAsync(a->recvbuf, in, mine * es, cudaMemcpyDeviceToDevice,
+                        c->stream) != cudaSuccess)
+        st = core_comm_error(&c->base, HERD_ERR_IO, "nccl: copy");
+    if (stage)
+        cudaFreeAsync(stage, c->stream);
+    return st;
+}
+
 static ncclResult_t native_post(nccl_comm_t *c, const core_coll_args_t *a,
                                 ncclDataType_t dt, ncclRedOp_t op,
                                 void *scratch)
@@ -104,8 +189,14 @@ static ncclResult_t native_post(nccl_comm_t *c, const core_coll_args_t *a,
     case HERD_COLL_SCATTER:
     case HERD_COLL_ALL_TO_ALL:
         return grouped_p2p(c, a, dt);
+    case HERD_COLL_ALL_GATHER_V:
+    case HERD_COLL_ALL_TO_ALL_V:
+        return grouped_v(c, a, dt);
     case HERD_COLL_BARRIER:
-        /* As torch does: a one-element all_reduce on a device buffer. */
+    case HERD_COLL_MONITORED_BARRIER:
+        /* As torch does: a one-element all_reduce on a device buffer. A
+         * monitored barrier is the same with its own deadline; a rank that
+         * does not arrive is named by the timeout's store round. */
         return ncclAllReduce(scratch, scratch, 1, ncclInt32, ncclSum, nc, s);
     case HERD_COLL_SEND:
         return ncclSend(a->sendbuf, a->count, dt, a->root, nc, s);
@@ -144,16 +235,23 @@ static herd_status_t launch(nccl_comm_t *c, const core_coll_args_t *a,
     herd_status_t st = nccl_map_dtype(a->dtype, &dt);
     if (st == HERD_OK && (a->coll == HERD_COLL_ALL_REDUCE ||
                           a->coll == HERD_COLL_REDUCE ||
-                          a->coll == HERD_COLL_REDUCE_SCATTER))
+                          a->coll == HERD_COLL_REDUCE_SCATTER ||
+                          a->coll == HERD_COLL_REDUCE_SCATTER_V))
         st = nccl_map_op(c, a->op, &op);
     if (st != HERD_OK)
         return st;
-    int custom = a->algo != HERD_ALGO_AUTO && a->algo != HERD_ALGO_NCCL &&
-                 a->coll != HERD_COLL_SEND && a->coll != HERD_COLL_RECV;
+    if (a->coll == HERD_COLL_REDUCE_SCATTER_V)
+        return reduce_scatter_v(c, a, dt, q->deadline_s);
+    int own = core_coll_is_v(a->coll) ||
+              a->coll == HERD_COLL_MONITORED_BARRIER;
+    int custom = !own && a->algo != HERD_ALGO_AUTO &&
+                 a->algo != HERD_ALGO_NCCL && a->coll != HERD_COLL_SEND &&
+                 a->coll != HERD_COLL_RECV;
     if (custom)
         return nccl_sched_post(c, a);
     void *scratch = NULL;
-    if (a->coll == HERD_COLL_BARRIER &&
+    if ((a->coll == HERD_COLL_BARRIER ||
+         a->coll == HERD_COLL_MONITORED_BARRIER) &&
         cudaMallocAsync(&scratch, sizeof(int), c->stream) != cudaSuccess)
         return core_comm_error(&c->base, HERD_ERR_NO_MEMORY,
                                "nccl: barrier buffer");
@@ -178,7 +276,8 @@ herd_status_t nccl_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
     q->base.ops = comm->ops;
     q->base.comm = comm;
     q->post_ns = nccl_clock_ns();
-    q->deadline_s = q->post_ns * 1e-9 + comm->timeout_s;
+    q->timeout_s = a->timeout_s > 0 ? a->timeout_s : comm->timeout_s;
+    q->deadline_s = q->post_ns * 1e-9 + q->timeout_s;
     fill_rec(q, comm, a);
     if (cudaEventCreate(&q->start) || cudaEventCreate(&q->end) ||
         cudaEventRecord(q->start, c->stream)) {
@@ -239,7 +338,7 @@ static herd_status_t poll_once(nccl_req_t *q, int *done)
     else if (nccl_clock_ns() * 1e-9 > q->deadline_s) {
         core_coll_args_t a = {.coll = q->rec.coll, .count = q->rec.count,
                               .dtype = q->rec.dtype, .seq = q->rec.seq};
-        st = nccl_report_timeout(c, &a, q->base.comm->timeout_s);
+        st = nccl_report_timeout(c, &a, q->timeout_s);
     }
     if (st != HERD_OK) {
         if (!c->aborted)
@@ -323,4 +422,69 @@ herd_status_t nccl_report_timeout(nccl_comm_t *c, const core_coll_args_t *a,
         (unsigned long long)a->seq, herd_coll_name(a->coll),
         (unsigned long long)a->count, (unsigned long long)a->count,
         c->base.timeout_s * 1e3, waited_s * 1e3, len ? missing : "none found");
+}
+
+/* batch_isend_irecv and the coalesced collectives: one NCCL group, so a
+ * batch whose sends come before its receives on every rank cannot
+ * deadlock (NCCL matches the group as a whole), and one request timed
+ * from before the group to after it. Only NCCL's own calls join a group
+ * (send, recv, all_reduce, all_gather, reduce_scatter). */
+herd_status_t nccl_post_group(herd_comm_t *comm, const core_coll_args_t *ops,
+                              int n, herd_req_t **req_out)
+{
+    nccl_comm_t *c = (nccl_comm_t *)comm;
+    if (c->aborted)
+        return core_comm_error(comm, HERD_ERR_ABORTED,
+                               "nccl: communicator was aborted after an "
+                               "earlier error");
+    nccl_req_t *q = calloc(1, sizeof(*q));
+    if (!q)
+        return HERD_ERR_NO_MEMORY;
+    q->base.ops = comm->ops;
+    q->base.comm = comm;
+    q->post_ns = nccl_clock_ns();
+    q->timeout_s = comm->timeout_s;
+    q->deadline_s = q->post_ns * 1e-9 + q->timeout_s;
+    if (n > 0)
+        fill_rec(q, comm, &ops[0]);
+    if (cudaEventCreate(&q->start) || cudaEventCreate(&q->end) ||
+        cudaEventRecord(q->start, c->stream)) {
+        nccl_req_free(&q->base);
+        return core_comm_error(comm, HERD_ERR_IO, "nccl: event setup failed");
+    }
+    herd_status_t st = HERD_OK;
+    ncclResult_t res = ncclGroupStart();
+    for (int i = 0; i < n && st == HERD_OK && res == ncclSuccess; i++) {
+        const core_coll_args_t *a = &ops[i];
+        ncclDataType_t dt;
+        ncclRedOp_t op = ncclSum;
+        st = nccl_map_dtype(a->dtype, &dt);
+        if (st == HERD_OK && a->coll != HERD_COLL_SEND &&
+            a->coll != HERD_COLL_RECV && a->coll != HERD_COLL_ALL_GATHER)
+            st = nccl_map_op(c, a->op, &op);
+        if (st == HERD_OK)
+            res = native_post(c, a, dt, op, NULL);
+    }
+    ncclResult_t end = ncclGroupEnd();
+    if (st == HERD_OK)
+        st = nccl_settle(c, res != ncclSuccess ? res : end, q->deadline_s,
+                         "group");
+    if (st == HERD_OK && cudaEventRecord(q->end, c->stream) != cudaSuccess)
+        st = core_comm_error(comm, HERD_ERR_IO, "nccl: event record failed");
+    if (st != HERD_OK) {
+        nccl_req_free(&q->base);
+        return st;
+    }
+    *req_out = &q->base;
+    return HERD_OK;
+}
+
+/* Host <-> device (either way) for the object collectives. */
+herd_status_t nccl_copy(herd_comm_t *comm, void *dst, const void *src,
+                        size_t bytes)
+{
+    if (cudaMemcpy(dst, src, bytes, cudaMemcpyDefault) != cudaSuccess)
+        return core_comm_error(comm, HERD_ERR_IO, "nccl: copy of %zu bytes",
+                               bytes);
+    return HERD_OK;
 }

@@ -325,4 +325,6 @@ const herd_engine_ops_t nccl_engine_ops = {
     .free = nccl_free,
     .now = nccl_now,
     .mark = nccl_mark,
+    .post_group = nccl_post_group,
+    .copy = nccl_copy,
 };

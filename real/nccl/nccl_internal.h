@@ -40,6 +40,7 @@ typedef struct nccl_req {
     char label[CORE_LABEL_MAX];
     uint64_t post_ns;
     double deadline_s;
+    double timeout_s; /* the op's: a monitored barrier's own, else the comm's */
     int done;
     herd_status_t status;
 } nccl_req_t;
@@ -65,6 +66,12 @@ herd_status_t nccl_report_timeout(nccl_comm_t *c, const core_coll_args_t *a,
 herd_status_t nccl_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
                              herd_req_t **req_out);
 herd_status_t nccl_req_wait(herd_req_t *req);
+/* Engine ops: a group of ops as one NCCL group (batch_isend_irecv,
+ * coalesced collectives); host <-> device copies (object calls). */
+herd_status_t nccl_post_group(herd_comm_t *comm, const core_coll_args_t *ops,
+                              int n, herd_req_t **req_out);
+herd_status_t nccl_copy(herd_comm_t *comm, void *dst, const void *src,
+                        size_t bytes);
 herd_status_t nccl_req_test(herd_req_t *req, int *done);
 void nccl_req_free(herd_req_t *req);
 

@@ -250,8 +250,7 @@ static void op_record(tcp_op_t *op)
     const herd_comm_t *c = &op->comm->base;
     tcp_op_timeline(
         op, HERD_TL_COLL,
-        core_coll_send_count(op->args.coll, op->args.count, c->size) *
-            op->esize,
+        core_args_send_count(&op->args, c->size) * op->esize,
         op->t_post, op->t_end);
 }
 
@@ -272,6 +271,7 @@ static void op_complete(tcp_op_t *op)
     herd_coll_t k = op->args.coll;
     int reduced =
         k == HERD_COLL_ALL_REDUCE || k == HERD_COLL_REDUCE_SCATTER ||
+        k == HERD_COLL_REDUCE_SCATTER_V ||
         (k == HERD_COLL_REDUCE && op->comm->base.rank == op->args.root);
     if (reduced && op->args.op == HERD_AVG && op->args.count)
         core_reduce_avg_finish(op->args.recvbuf, op->args.count, op->args.dtype,

@@ -44,7 +44,9 @@ static herd_status_t lower_coll(tcp_op_t *op, const core_coll_args_t *a)
                            .elem_size = op->esize,
                            .channels = a->channels > 0 ? a->channels : 1,
                            .chunk_bytes = a->chunk_bytes,
-                           .ranks_per_node = op->w->local_size};
+                           .ranks_per_node = op->w->local_size,
+                           .counts = a->vcounts,
+                           .recv_counts = a->vrecv};
     if (!core_sched_supports(algo, a->coll))
         return core_comm_error(c, HERD_ERR_UNSUPPORTED,
                                "%s: algorithm %s does not implement it",
@@ -138,8 +140,8 @@ static int overlaps(const char *a, size_t alen, const char *b, size_t blen)
 static herd_status_t setup_buffers(tcp_op_t *op, const core_coll_args_t *a)
 {
     int p = op->comm->base.size;
-    size_t sb = core_coll_send_count(a->coll, a->count, p) * op->esize;
-    size_t rb = core_coll_recv_count(a->coll, a->count, p) * op->esize;
+    size_t sb = core_args_send_count(a, p) * op->esize;
+    size_t rb = core_args_recv_count(a, p) * op->esize;
     op->buf[CORE_BUF_IN] = (char *)a->sendbuf;
     op->buf[CORE_BUF_OUT] = a->recvbuf;
     int alias_ok =

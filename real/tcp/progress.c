@@ -123,12 +123,40 @@ static void missing_ranks(tcp_op_t *op, char *buf, size_t len)
     }
 }
 
+/* A monitored_barrier past its deadline: rank 0 names the ranks whose
+ * report did not come (its receives not arrived), the others say rank 0
+ * did not release them; no store round (the schedule knows who is
+ * missing). */
+static void monitored_timeout(tcp_op_t *op, char *msg, size_t len)
+{
+    herd_comm_t *c = &op->comm->base;
+    int *absent = malloc((size_t)c->size * sizeof(int)), n = 0;
+    for (uint32_t s = 0; absent && s < op->sched.nsteps; s++) {
+        const core_step_t *st = &op->sched.steps[s];
+        if (st->kind == CORE_STEP_RECV && op->state[s] != TCP_STEP_DONE &&
+            !op->arrived[s])
+            absent[n++] = st->peer;
+    }
+    char keep[CORE_ERROR_MAX];
+    memcpy(keep, c->last_error, sizeof(keep));
+    core_monitored_barrier_error(c, &op->args, c->rank == 0 ? absent : NULL,
+                                 n, HERD_ERR_TIMEOUT);
+    snprintf(msg, len, "%s", c->last_error);
+    memcpy(c->last_error, keep, sizeof(keep));
+    free(absent);
+}
+
 static void op_timeout(tcp_op_t *op)
 {
     char waiting[256], missing[256], msg[CORE_ERROR_MAX];
     herd_comm_t *c = &op->comm->base;
     int p2p =
         op->args.coll == HERD_COLL_SEND || op->args.coll == HERD_COLL_RECV;
+    if (op->args.coll == HERD_COLL_MONITORED_BARRIER) {
+        monitored_timeout(op, msg, sizeof(msg));
+        tcp_op_fail(op, HERD_ERR_TIMEOUT, msg);
+        goto failed;
+    }
     waiting_on(op, waiting, sizeof(waiting));
     missing[0] = '\0';
     if (!p2p)
@@ -147,6 +175,7 @@ static void op_timeout(tcp_op_t *op)
         snprintf(msg + n, sizeof(msg) - (size_t)n,
                  "; waiting for data from rank(s) %s", waiting);
     tcp_op_fail(op, HERD_ERR_TIMEOUT, msg);
+failed:;
     tcp_world_t *w = op->w;
     if (w->fail_status == HERD_OK) {
         /* Like a torch watchdog timeout: the communicator is unusable. */
@@ -204,7 +233,9 @@ herd_status_t tcp_op_wait(tcp_op_t *op)
 {
     tcp_world_t *w = op->w;
     uint64_t t0 = tcp_now_ns();
-    uint64_t deadline = op->t_post + (uint64_t)(op->comm->base.timeout_s * 1e9);
+    double tmo = op->args.timeout_s > 0 ? op->args.timeout_s
+                                        : op->comm->base.timeout_s;
+    uint64_t deadline = op->t_post + (uint64_t)(tmo * 1e9);
     int waited = !op->done;
     while (!op->done) {
         tcp_check_suspects(w);
