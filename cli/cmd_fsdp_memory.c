@@ -3,12 +3,13 @@
  * per rank (parameters, gradients, optimizer state, unsharded peak),
  * whether it fits a device's memory, and the simulated step time and
  * exposed communication; a table, DIR/strategies.tsv and a plot of the
- * memory (plots/fsdp_memory.gp). */
+ * memory (DIR/strategies.dat/.gp/.png/.svg, plots/wl_memory.gp). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_plots.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_fsdp.h"
 #include "cli/cmd_sim.h"
@@ -22,7 +23,8 @@ static const char usage[] =
     "alive at once; activations not included), the step time and the\n"
     "exposed communication. --gpu-mem marks the strategies whose memory\n"
     "does not fit (never recommended). Writes DIR/strategies.tsv and the\n"
-    "plot DIR/strategies.png/.svg (DIR: fsdp-out).\n";
+    "plot DIR/strategies.png/.svg with its strategies.dat and .gp (cd DIR\n"
+    "&& gnuplot strategies.gp draws it again; DIR: fsdp-out).\n";
 
 #define NSTRAT 4
 static const char *const strategies[NSTRAT] = {"FULL_SHARD", "SHARD_GRAD_OP",
@@ -126,6 +128,8 @@ static int write_tsv(const args_t *a, const row_t *rows, char *path, size_t len)
                : 0;
 }
 
+static int plot(const args_t *a, const row_t *rows, int best);
+
 static int report(const args_t *a, const row_t *rows)
 {
     int best = -1;
@@ -157,16 +161,51 @@ static int report(const args_t *a, const row_t *rows)
         printf("no strategy %s\n", a->gpu_gib > 0 ? "fits" : "runs");
     if (cli_sim_mkdir("fsdp strategies", a->out))
         return 2;
-    char tsv[4096], prefix[4096], lim[32];
+    char tsv[4096];
     int rc = write_tsv(a, rows, tsv, sizeof(tsv));
     printf("wrote %s\n", tsv);
-    if (rc || a->no_plot)
-        return rc;
-    snprintf(prefix, sizeof(prefix), "%s/strategies", a->out);
-    snprintf(lim, sizeof(lim), "%g", a->gpu_gib * 1024.0);
-    const char *args[] = {tsv, prefix, a->scenario ? a->scenario : "defaults",
-                          lim};
-    return cli_sim_plot("fsdp strategies", "fsdp_memory.gp", args, 4);
+    return rc ? rc : plot(a, rows, best);
+}
+
+/* DIR/strategies.*: the memory per rank of each strategy, stacked by
+ * part, the step time on the right axis, --gpu-mem as a line. */
+static int plot(const args_t *a, const row_t *rows, int best)
+{
+    trace_mem_bar_t bars[NSTRAT];
+    int n = 0;
+    for (int k = 0; k < NSTRAT; k++) {
+        const row_t *r = &rows[k];
+        if (!r->ok)
+            continue;
+        trace_mem_bar_t *b = &bars[n++];
+        memset(b, 0, sizeof(*b));
+        b->label = strategies[k];
+        if (!r->mem.host) { /* cpu_offload: the shards live on the host */
+            b->bytes[TRACE_MEM_PARAMS] = (double)r->mem.params;
+            b->bytes[TRACE_MEM_GRADS] = (double)r->mem.grads;
+            b->bytes[TRACE_MEM_OPTIM] = (double)r->mem.optimizer;
+        }
+        b->bytes[TRACE_MEM_UNSHARDED] = (double)r->mem.unsharded;
+        b->step_ms = r->step_s * 1e3;
+        b->ok = r->status == HERD_OK;
+        b->fits = r->fits;
+        b->best = k == best;
+    }
+    char title[512];
+    snprintf(title, sizeof(title),
+             "%s: memory per rank and step time by strategy",
+             a->scenario ? a->scenario : "defaults");
+    trace_mem_plot_t p = {
+        title,
+        "fsdp.strategy",
+        {NULL, NULL, NULL, "unsharded units (params + grads)", NULL},
+        bars,
+        n,
+        a->gpu_gib * 1073741824.0,
+        "activations not modelled; rank 0's memory"};
+    return n ? cli_plot_memory("fsdp strategies", &p, a->out, "strategies",
+                               !a->no_plot)
+             : 0;
 }
 
 int cli_fsdp_strategies_main(int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/cli_plots.h"
 #include "cli/cli_simwatch.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_fsdp.h"
@@ -27,10 +28,13 @@ static const char usage[] =
     "the diagnosis of a hang) and writes into DIR (default out/<name>):\n"
     "timeline.json (Chrome trace: open in ui.perfetto.dev), timeline.tsv,\n"
     "gantt.png/.svg, scenario.yaml (the effective scenario, after --set),\n"
-    "and for sweeps sweep.tsv and busbw.png/.svg.\n"
+    "for sweeps sweep.tsv and busbw.png/.svg, and for DDP, FSDP and\n"
+    "parallel jobs step.dat/.gp/.png/.svg: the last step's Gantt chart, a\n"
+    "row per stream and rank, the exposed communication in red.\n"
     "--set overrides any scenario key (cluster.nodes=16, seed=3, ...).\n"
-    "--gantt-ranks LIST: the ranks the Gantt chart shows (e.g. 0-7,256-263;\n"
-    "at most 64; default: ranks 0-31, and the title says so).\n"
+    "--gantt-ranks LIST: the ranks the Gantt charts show (e.g. 0-7,256-263;\n"
+    "at most 64; default: ranks 0-31, the step's chart ranks 0, 1, the\n"
+    "middle one and the last; the titles say so).\n"
     "Exit: 0 ok, 1 the run failed or hung, 2 bad usage or input.\n";
 
 typedef struct sim_args {
@@ -631,6 +635,11 @@ static int sim_main(const sim_args_t *a, trace_scenario_t *sc)
                                          a->no_plots);
         if (!wrc && sc->wl_kind == TRACE_WL_SWEEP)
             wrc = sim_sweep_outputs(sc, tl, dir, a->no_plots);
+        /* a workload's step: its streams per rank, the exposed time */
+        if (!wrc && !a->no_plots &&
+            (sc->wl_kind == TRACE_WL_DDP || sc->wl_kind == TRACE_WL_FSDP ||
+             sc->wl_kind == TRACE_WL_PARALLEL))
+            wrc = cli_plot_step("sim", tl, dir, name, a->gantt_ranks);
         rc = wrc ? wrc : rc;
     }
     trace_timeline_destroy(tl);

@@ -240,6 +240,13 @@ static int run_fsdp_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
         row->comm_s = res.summary.comm_s;
         row->overlap = res.summary.overlap;
         row->buckets = (long)job->units.n;
+        const fsdp_memory_t *m = &res.summary.mem;
+        if (!m->host) { /* cpu_offload: the shards live on the host */
+            row->mem_part[0] = (double)m->params;
+            row->mem_part[1] = (double)m->grads;
+            row->mem_part[2] = (double)m->optimizer;
+        }
+        row->mem_part[3] = (double)m->unsharded;
         cli_fsdp_result_fini(&res);
     }
     fsdp_job_destroy(job);
@@ -270,6 +277,12 @@ static int run_parallel_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
         row->buckets = job->pp;
         row->mem_gib = (double)s->mem.total / 1073741824.0;
         row->nofit = !s->fits;
+        row->mem_part[0] = (double)s->mem.params;
+        row->mem_part[1] = (double)s->mem.grads;
+        row->mem_part[2] = (double)s->mem.optimizer;
+        row->mem_part[3] = (double)s->mem.gathered;
+        row->mem_part[4] = (double)s->mem.activations;
+        row->mem_limit = job->cfg.gpu_mem_gib * 1073741824.0;
         cli_parallel_result_fini(&res);
     }
     par_job_destroy(job);

@@ -43,6 +43,10 @@ typedef struct cli_sweep_row {
     long buckets;
     double mem_gib;
     int nofit; /* over its memory limit: marked, never the best */
+    /* FSDP and parallel: peak memory per rank on the device, bytes, by
+     * part (trace/plot_wl.h's TRACE_MEM_*), and the device's memory
+     * (0: none given) */
+    double mem_part[5], mem_limit;
 } cli_sweep_row_t;
 
 /* Combinations of the swept values (the cross product). */

@@ -1,8 +1,10 @@
 /* cli/cmd_sweep_report.c - the report of a finished `herd sweep`: the
  * table (best row marked *, rows within the tolerance of the best marked
  * =, the scenario's own value named), the set of values within the
- * tolerance, a recommendation, DIR/sweep.tsv and the plot
- * (plots/ddp_sweep.gp).
+ * tolerance, a recommendation, DIR/sweep.tsv (one numeric key) and the
+ * plots: DIR/sweep.* (step time and exposed communication against the
+ * knob, any knob, plots/wl_sweep.gp) and, for FSDP and parallel jobs,
+ * DIR/memory.* (memory per rank by part, plots/wl_memory.gp).
  *
  * Values within the tolerance (default 2 %) of the best are ties: the
  * simulator's gain between them is smaller than what a real cluster's
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_plots.h"
 #include "cli/cmd_sim.h"
 #include "cli/cmd_sweep.h"
 
@@ -73,9 +76,8 @@ static void print_table(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
         else if (ddp)
             printf(" %8ld", r->buckets);
         if (ddp)
-            printf(" %10.3f %11.3f %10.3f %7.1f%%",
-                   r->step_s * 1e3, r->exposed_s * 1e3, r->comm_s * 1e3,
-                   r->overlap * 100);
+            printf(" %10.3f %11.3f %10.3f %7.1f%%", r->step_s * 1e3,
+                   r->exposed_s * 1e3, r->comm_s * 1e3, r->overlap * 100);
         else
             printf(" %12.3f", r->step_s * 1e3);
         if (c == best)
@@ -168,19 +170,19 @@ static void recommend(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
     printf("\n");
 }
 
-/* One numeric axis: DIR/sweep.tsv sorted by value, and the plot with the
- * best value, the tolerance band and the scenario's value marked. */
-static int write_plot(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
-                      int best, int current)
+/* One numeric axis: DIR/sweep.tsv sorted by value (the table as
+ * numbers, for scripts; the plot reads sweep.dat). */
+static int write_tsv(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                     int best, const char *dir)
 {
     const cli_sweep_axis_t *ax = &a->axes[0];
     double x[SWEEP_MAX_VALUES];
     int order[SWEEP_MAX_VALUES];
-    if (a->naxes != 1 || best < 0)
+    if (a->naxes != 1)
         return 0;
     for (int i = 0; i < ax->n; i++) {
         if (cli_parse_double(ax->vals[i], &x[i]))
-            return 0; /* not numeric: table only */
+            return 0; /* not numeric */
         order[i] = i;
         for (int j = i; j > 0 && x[order[j]] < x[order[j - 1]]; j--) {
             int t = order[j];
@@ -188,12 +190,8 @@ static int write_plot(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
             order[j - 1] = t;
         }
     }
-    const char *dir = a->out ? a->out : "sweep-out";
-    char tsv[4096], prefix[4096], bx[32], by[32], tol[32], cx[32], title[512];
-    if (cli_sim_mkdir("sweep", dir))
-        return 2;
+    char tsv[4096 + 16];
     snprintf(tsv, sizeof(tsv), "%s/sweep.tsv", dir);
-    snprintf(prefix, sizeof(prefix), "%s/sweep", dir);
     FILE *f = fopen(tsv, "w");
     if (!f)
         return cli_usage_error("sweep", "cannot write %s", tsv);
@@ -206,27 +204,134 @@ static int write_plot(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
                     r->step_s * 1e3, r->exposed_s * 1e3, r->comm_s * 1e3,
                     r->overlap, r->buckets, within(a, rows, best, order[i]));
     }
-    fclose(f);
+    if (fclose(f))
+        return cli_usage_error("sweep", "cannot write %s", tsv);
     printf("wrote %s\n", tsv);
-    if (a->no_plot)
-        return 0;
-    snprintf(bx, sizeof(bx), "%g", x[best]);
-    snprintf(by, sizeof(by), "%.6f", rows[best].step_s * 1e3);
-    snprintf(tol, sizeof(tol), "%g", a->tolerance);
-    snprintf(cx, sizeof(cx), "%g", current >= 0 ? x[current] : 0);
-    snprintf(title, sizeof(title), "%s: predicted step time vs %s", a->name,
-             ax->key);
-    int logx = x[order[0]] > 0 && x[order[ax->n - 1]] / x[order[0]] >= 16;
-    const char *args[] = {tsv,
-                          prefix,
-                          title,
-                          ax->key,
-                          bx,
-                          by,
-                          tol,
-                          current >= 0 ? cx : "-",
-                          logx ? "log" : "lin"};
-    return cli_sim_plot("sweep", "ddp_sweep.gp", args, 9);
+    return 0;
+}
+
+/* A run that completed: a step time to draw (ddp_run's own status may
+ * still be a failure: drawn as failed). */
+static int row_ran(const cli_sweep_row_t *r)
+{
+    return r->done && r->rc == 0 && r->status == HERD_OK;
+}
+
+/* DIR/sweep.{dat,gp,png,svg}: step time and exposed communication
+ * against the first key, a line per value of the others; the best, the
+ * ties, the scenario's value, runs that do not fit or failed marked. */
+static int write_sweep_plot(const cli_sweep_args_t *a,
+                            const cli_sweep_row_t *rows, int best, int current,
+                            const char *dir)
+{
+    int n = cli_sweep_ncombos(a), rc = 2;
+    const char *keys[SWEEP_MAX_AXES];
+    int nvals[SWEEP_MAX_AXES];
+    const char *const *vals[SWEEP_MAX_AXES];
+    int *vidx = calloc((size_t)n * (size_t)a->naxes, sizeof(int));
+    trace_sweep_pt_t *pts = calloc((size_t)n, sizeof(*pts));
+    if (!vidx || !pts)
+        goto cleanup;
+    for (int ax = 0; ax < a->naxes; ax++) {
+        keys[ax] = a->axes[ax].key;
+        nvals[ax] = a->axes[ax].n;
+        vals[ax] = (const char *const *)a->axes[ax].vals;
+    }
+    for (int c = 0; c < n; c++) {
+        const cli_sweep_row_t *r = &rows[c];
+        for (int ax = 0; ax < a->naxes; ax++)
+            vidx[c * a->naxes + ax] = cli_sweep_value_of(a, c, ax);
+        pts[c] = (trace_sweep_pt_t){c,
+                                    row_ran(r),
+                                    !r->nofit,
+                                    within(a, rows, best, c),
+                                    c == best,
+                                    c == current,
+                                    r->step_s * 1e3,
+                                    r->exposed_s * 1e3,
+                                    r->comm_s * 1e3};
+    }
+    trace_sweep_plot_t p = {a->name, a->naxes, keys, nvals,        vals,
+                            vidx,    pts,      n,    a->tolerance, "gpu_mem"};
+    rc = cli_plot_sweep("sweep", &p, dir, "sweep", !a->no_plot);
+cleanup:
+    free(pts);
+    free(vidx);
+    return rc;
+}
+
+/* DIR/memory.*: FSDP and parallel runs' peak memory per rank by part. */
+static int write_memory_plot(const cli_sweep_args_t *a,
+                             const cli_sweep_row_t *rows, int best,
+                             const char *dir)
+{
+    int n = cli_sweep_ncombos(a), kind = 0, rc = 2;
+    double limit = 0;
+    for (int c = 0; c < n; c++) {
+        kind =
+            rows[c].ddp > 1 && rows[c].done && !rows[c].rc ? rows[c].ddp : kind;
+        limit = rows[c].mem_limit > limit ? rows[c].mem_limit : limit;
+    }
+    if (!kind)
+        return 0; /* DDP (not sharded) and trace workloads: none */
+    trace_mem_bar_t *bars = calloc((size_t)n, sizeof(*bars));
+    char(*labels)[256] = calloc((size_t)n, sizeof(*labels));
+    if (!bars || !labels)
+        goto cleanup;
+    for (int c = 0; c < n; c++) {
+        const cli_sweep_row_t *r = &rows[c];
+        size_t o = 0;
+        for (int ax = 0; ax < a->naxes; ax++)
+            o += (size_t)snprintf(
+                labels[c] + o, sizeof(labels[c]) - o, "%s%s%s%s", ax ? " " : "",
+                a->naxes > 1 ? short_key(a->axes[ax].key) : "",
+                a->naxes > 1 ? "=" : "",
+                a->axes[ax].vals[cli_sweep_value_of(a, c, ax)]);
+        bars[c].label = labels[c];
+        memcpy(bars[c].bytes, r->mem_part, sizeof(bars[c].bytes));
+        bars[c].step_ms = r->step_s * 1e3;
+        bars[c].ok = row_ran(r);
+        bars[c].fits = !r->nofit;
+        bars[c].best = c == best;
+    }
+    char title[512], xlabel[512];
+    size_t o = 0;
+    snprintf(title, sizeof(title), "%s: peak memory per rank and step time",
+             a->name);
+    xlabel[0] = '\0';
+    for (int ax = 0; ax < a->naxes; ax++)
+        o += (size_t)snprintf(xlabel + o, sizeof(xlabel) - o, "%s%s",
+                              ax ? " x " : "", a->axes[ax].key);
+    trace_mem_plot_t p = {
+        title,
+        xlabel,
+        {NULL, NULL, NULL,
+         kind == 2 ? "unsharded units (params + grads)" : "ZeRO-3 gathered",
+         NULL},
+        bars,
+        n,
+        limit,
+        kind == 2 ? "FSDP: activations not modelled; rank 0's memory"
+                  : "the rank with the most (parallel.gpu_mem: the line)"};
+    rc = cli_plot_memory("sweep", &p, dir, "memory", !a->no_plot);
+cleanup:
+    free(labels);
+    free(bars);
+    return rc;
+}
+
+static int write_plot(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                      int best, int current)
+{
+    const char *dir = a->out ? a->out : "sweep-out";
+    if (cli_sim_mkdir("sweep", dir))
+        return 2;
+    int rc = write_tsv(a, rows, best, dir);
+    if (!rc)
+        rc = write_sweep_plot(a, rows, best, current, dir);
+    if (!rc)
+        rc = write_memory_plot(a, rows, best, dir);
+    return rc;
 }
 
 int cli_sweep_report(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,

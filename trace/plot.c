@@ -1,7 +1,8 @@
 /* trace/plot.c - start gnuplot on a script of plots/ with fork/exec: the
  * file names travel as separate argv entries (ARG1..ARG9 in the script),
  * so no shell and no quoting is involved. gnuplot's own messages go to
- * our stderr. */
+ * our stderr. A script that stands alone in an output folder runs there
+ * (its data file named relative to it). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,35 @@ int trace_plot_available(void)
     return 0;
 }
 
+/* fork/exec gnuplot with argv (in folder dir when not NULL) and wait. */
+static herd_status_t plot_exec(const char *dir, const char *const *argv,
+                               const char *what, char *err, size_t errlen)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return HERD_ERR_IO;
+    }
+    if (pid == 0) {
+        if (dir && chdir(dir))
+            _exit(PLOT_EXEC_FAILED);
+        execvp("gnuplot", (char *const *)argv);
+        _exit(PLOT_EXEC_FAILED);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            snprintf(err, errlen, "waitpid: %s", strerror(errno));
+            return HERD_ERR_IO;
+        }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return HERD_OK;
+    snprintf(err, errlen, "gnuplot %s failed (%s %d)", what,
+             WIFEXITED(status) ? "exit status" : "signal",
+             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    return HERD_ERR_IO;
+}
+
 herd_status_t trace_plot_run(const char *plots_dir, const char *script,
                              const char *const *args, int nargs, char *err,
                              size_t errlen)
@@ -52,25 +82,20 @@ herd_status_t trace_plot_run(const char *plots_dir, const char *script,
     for (int i = 0; i < nargs; i++)
         argv[3 + i] = args[i];
     argv[3 + nargs] = NULL;
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        return HERD_ERR_IO;
+    return plot_exec(NULL, argv, script, err, errlen);
+}
+
+herd_status_t trace_plot_run_gp(const char *dir, const char *name, char *err,
+                                size_t errlen)
+{
+    if (!trace_plot_available()) {
+        snprintf(err, errlen,
+                 "gnuplot not found on PATH: install it (e.g. "
+                 "apt-get install gnuplot-nox) to get plots");
+        return HERD_ERR_NOT_FOUND;
     }
-    if (pid == 0) {
-        execvp("gnuplot", (char *const *)argv);
-        _exit(PLOT_EXEC_FAILED);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            snprintf(err, errlen, "waitpid: %s", strerror(errno));
-            return HERD_ERR_IO;
-        }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return HERD_OK;
-    snprintf(err, errlen, "gnuplot %s failed (%s %d)", script,
-             WIFEXITED(status) ? "exit status" : "signal",
-             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-    return HERD_ERR_IO;
+    char file[1024];
+    snprintf(file, sizeof(file), "%s.gp", name);
+    const char *argv[] = {"gnuplot", file, NULL};
+    return plot_exec(dir, argv, file, err, errlen);
 }
