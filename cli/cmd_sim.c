@@ -22,7 +22,7 @@
 
 static const char usage[] =
     "usage: herd sim SCENARIO [-o DIR] [--set KEY=VALUE]... [--no-plots]\n"
-    "         [--gantt-ranks LIST]\n"
+    "         [--gantt-ranks LIST] [--flight-dir DIR]\n"
     "Runs the scenario's workload (a trace, a collective size sweep or a\n"
     "DDP model) on the simulator in virtual time, prints a summary (and\n"
     "the diagnosis of a hang) and writes into DIR (default out/<name>):\n"
@@ -35,11 +35,14 @@ static const char usage[] =
     "--gantt-ranks LIST: the ranks the Gantt charts show (e.g. 0-7,256-263;\n"
     "at most 64; default: ranks 0-31, the step's chart ranks 0, 1, the\n"
     "middle one and the last; the titles say so).\n"
+    "--flight-dir DIR: when the run hangs or times out, write every rank's\n"
+    "flight record to DIR/rank<r>.json for `herd diagnose DIR` (default:\n"
+    "$HERD_FLIGHT_DIR; unset: none).\n"
     "Exit: 0 ok, 1 the run failed or hung, 2 bad usage or input.\n";
 
 typedef struct sim_args {
     const char *scenario;
-    const char *out, *gantt_ranks;
+    const char *out, *gantt_ranks, *flight_dir;
     char *sets[64];
     int nsets, no_plots;
 } sim_args_t;
@@ -57,6 +60,8 @@ static int sim_parse(int argc, char **argv, sim_args_t *a)
             a->no_plots = 1;
         else if (!strcmp(s, "--gantt-ranks") && i + 1 < argc)
             a->gantt_ranks = argv[++i];
+        else if (!strcmp(s, "--flight-dir") && i + 1 < argc)
+            a->flight_dir = argv[++i];
         else if (s[0] == '-' || a->scenario)
             return cli_usage_error("sim",
                                    "unexpected argument '%s' (see "
@@ -657,6 +662,8 @@ int cli_sim_main(int argc, char **argv)
     trace_scenario_t *sc = NULL;
     if (cli_ddp_load_scenario("sim", a.scenario, a.sets, a.nsets, &sc))
         return 2;
+    if (a.flight_dir)
+        sc->sim.flight_dir = a.flight_dir;
     rc = sim_main(&a, sc);
     trace_scenario_destroy(sc);
     return rc;

@@ -139,6 +139,7 @@ void sim_req_complete(sim_world_t *w, sim_req_t *req, herd_status_t st)
         return;
     req->done = 1;
     req->status = st;
+    sim_flight_done(w, req, st);
     sim_req_timeline(w, req);
     sim_rank_t *r = req->owner;
     if (r->waiting == req &&

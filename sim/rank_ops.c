@@ -110,8 +110,10 @@ static herd_status_t op_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
         a);
     if (!req)
         return HERD_ERR_NO_MEMORY;
+    req->fr_id = sim_flight_post(c, a);
     herd_status_t st = p2p ? sim_p2p_post(c, a, req) : sim_coll_post(c, a, req);
     if (st != HERD_OK) {
+        sim_flight_done(c->w, req, st);
         sim_req_release(req);
         return st;
     }
@@ -281,5 +283,6 @@ const herd_engine_ops_t sim_engine_ops = {
     .free = op_free,
     .now = op_now,
     .mark = op_mark,
+    .flight_dump = sim_flight_dump_op,
     .copy = op_copy,
 };

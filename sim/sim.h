@@ -18,6 +18,7 @@
 #include <herd/sim.h>
 
 #include "core/engine.h"
+#include "core/flight.h"
 #include "core/sched.h"
 #include "sim/diag.h"
 #include "sim/nccl_model.h"
@@ -182,6 +183,7 @@ typedef struct sim_req {
     int group, gsize;
     int peer_world; /* p2p: the peer's world rank */
     uint64_t t_post;
+    uint64_t fr_id; /* its entry in the owner's flight record */
     char label[CORE_LABEL_MAX];
     /* collectives */
     sim_inst_t *inst;
@@ -215,6 +217,7 @@ struct sim_rank {
     uintptr_t poll_gen;     /* identifies the pending POLL event */
     uintptr_t wake_gen;     /* numbers compute_until timers */
     uintptr_t wake_pending; /* the timer not fired yet, 0: none */
+    core_flight_t flight;   /* its last ops (sim/flight.c) */
 };
 
 struct sim_world {
@@ -258,6 +261,8 @@ struct sim_world {
                                          posted */
     double wall0, wall_next; /* CLOCK_MONOTONIC: start, next report */
     int interrupted;         /* *opts.stop ended the run */
+    size_t flight_max;       /* HERD_FLIGHT_ENTRIES, read at the first op */
+    int flight_read;
 };
 
 /* sim/engine.c */
@@ -301,6 +306,17 @@ extern const herd_engine_ops_t sim_engine_ops;
 herd_status_t sim_comm_new(sim_world_t *w, sim_rank_t *r, int rank, int size,
                            int group_id, int *world_ranks,
                            const herd_comm_t *parent, sim_comm_t **out);
+
+/* sim/flight.c: every rank's flight record, in virtual time */
+/* An op the rank posts (before the engine sees it); its entry id. */
+uint64_t sim_flight_post(sim_comm_t *c, const core_coll_args_t *a);
+/* The op's end (sim_req_complete), or a post the engine refused. */
+void sim_flight_done(sim_world_t *w, const sim_req_t *req, herd_status_t st);
+herd_status_t sim_flight_dump_op(herd_comm_t *comm, const char *dir);
+/* At the end of a hung or timed-out run: every rank's record to
+ * opts.flight_dir (else $HERD_FLIGHT_DIR; neither: nothing), and a line
+ * saying so appended to info->report. */
+void sim_flight_at_end(sim_world_t *w, herd_run_info_t *info);
 
 /* sim/coll.c: collective instances */
 herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,

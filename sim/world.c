@@ -167,6 +167,7 @@ static void world_free(sim_world_t *w)
             core_comm_fini(&r->world_comm->base);
             free(r->world_comm);
         }
+        core_flight_fini(&r->flight);
         for (size_t j = 0; j < r->nallocs; j++)
             free(r->allocs[j]);
         free(r->allocs);
@@ -273,6 +274,7 @@ herd_status_t sim_run(const herd_init_t *init, herd_main_fn fn, void *arg,
     if (st == HERD_OK) {
         sim_world_loop(w);
         st = run_result(w, info, diag);
+        sim_flight_at_end(w, info); /* before the ranks unwind */
         sim_world_abort_ranks(w);
     }
     world_free(w);

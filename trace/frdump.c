@@ -270,7 +270,7 @@ herd_status_t trace_frdump_convert(const json_t *root, int rank,
     }
     fr_fill_groups(groups, world);
     json_object_set_new(res, "world_size", json_integer(world));
-    json_object_set_new(res, "source", json_string("pytorch flight recorder"));
+    json_object_set_new(res, "source", json_string("PyTorch Flight Recorder"));
     *out = res;
     return HERD_OK;
 }

@@ -305,10 +305,14 @@ herd_status_t herd_free(herd_comm_t *comm, void *ptr);
 /* The engine's clock in nanoseconds (virtual on sim, monotonic on real). */
 uint64_t herd_now(const herd_comm_t *comm);
 
-/* Write this rank's flight record (its last collectives) as JSON to
- * <dir>/rank<r>.json (dir NULL: $HERD_FLIGHT_DIR). Engines without a flight
- * record (sim, nccl) return HERD_ERR_UNSUPPORTED. `herd diagnose DIR` analyses
- * the dumps. */
+/* Write this rank's flight record (its last HERD_FLIGHT_ENTRIES ops,
+ * default 2000: group, sequence numbers, kind, sizes, dtype, op, state
+ * scheduled / started / completed, status and times) as JSON to
+ * <dir>/rank<r>.json (dir NULL: $HERD_FLIGHT_DIR; the simulator's
+ * herd_sim_opts_t.flight_dir first). Every engine keeps one (sim in
+ * virtual time); HERD_ERR_INVALID_ARG without a directory,
+ * HERD_ERR_UNSUPPORTED when HERD_FLIGHT_ENTRIES=0 turned it off.
+ * `herd diagnose DIR` analyses the dumps of all ranks. */
 herd_status_t herd_flight_dump(herd_comm_t *comm, const char *dir);
 
 /* Names of the engines built into this library, NULL-terminated. */

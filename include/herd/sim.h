@@ -110,6 +110,10 @@ typedef struct herd_sim_opts {
                               the run ends at its next event with
                               HERD_ERR_ABORTED and a partial report in
                               herd_run_info_t.report */
+    const char *flight_dir; /* a run that hangs or times out writes every
+                              rank's flight record here (rank<r>.json, for
+                              `herd diagnose`); NULL: $HERD_FLIGHT_DIR, and
+                              when that is unset too, none */
 } herd_sim_opts_t;
 
 void herd_sim_opts_init(herd_sim_opts_t *opts);

@@ -205,6 +205,7 @@ herd_status_t mpi_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
     q->native = !own && (p2p || a->algo == HERD_ALGO_AUTO ||
                          a->algo == HERD_ALGO_NCCL);
     q->algo = q->native ? HERD_ALGO_AUTO : own ? HERD_ALGO_DIRECT : a->algo;
+    q->fr_id = core_flight_add(&w->flight, comm, a, q->t_post);
     herd_status_t st;
     if (q->native) {
         st = native_post(q);
@@ -214,10 +215,15 @@ herd_status_t mpi_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
         st = mpi_sched_post(q, q->algo); /* links it */
     }
     if (st != HERD_OK) {
+        core_flight_update(&w->flight, q->fr_id, CORE_FR_SCHEDULED, st,
+                           mpi_now_ns());
         free(q->in_copy);
         free(q);
         return st;
     }
+    /* MPI (or the schedule's first sends) has the op from here on */
+    core_flight_update(&w->flight, q->fr_id, CORE_FR_STARTED, HERD_OK,
+                       q->t_post);
     *req_out = &q->base;
     return HERD_OK;
 }

@@ -263,6 +263,7 @@ static void world_release(mpi_world_t *w)
         if (w->ctl != MPI_COMM_NULL)
             MPI_Comm_free(&w->ctl);
     }
+    core_flight_fini(&w->flight);
     free(w);
     finalize_if_owned();
 }
@@ -284,6 +285,7 @@ static herd_status_t comm_create(const herd_init_t *init, herd_comm_t **out)
     }
     w->refs = 1;
     w->ctl = c->mc = c->sc = MPI_COMM_NULL;
+    core_flight_init(&w->flight, core_flight_limit());
     for (int d = 0; d < HERD_DTYPE_COUNT; d++)
         for (int o = 0; o < HERD_OP_COUNT; o++)
             w->own_ops[d][o] = MPI_OP_NULL;
@@ -439,4 +441,5 @@ const herd_engine_ops_t mpi_engine_ops = {.name = "mpi",
                                           .alloc = core_host_alloc,
                                           .free = core_host_free,
                                           .now = now,
-                                          .mark = mark};
+                                          .mark = mark,
+                                          .flight_dump = mpi_flight_dump_op};

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/engine.h"
+#include "core/flight.h"
 #include "core/sched_run.h"
 
 typedef struct mpi_req mpi_req_t;
@@ -34,6 +35,7 @@ typedef struct mpi_world {
     char fail_msg[CORE_ERROR_MAX];
     double compute_scale;
     int64_t pos_msg[4]; /* a timeout's position message (must outlive it) */
+    core_flight_t flight; /* this rank's last ops (core/flight.h) */
 } mpi_world_t;
 
 typedef struct mpi_comm {
@@ -58,6 +60,7 @@ struct mpi_req {
     MPI_Status *asts;
     herd_algo_t algo; /* as recorded */
     uint64_t t_post, t_end;
+    uint64_t fr_id; /* its flight-record entry */
     int done, linked;
     herd_status_t status;
     char err[CORE_ERROR_MAX];
@@ -93,6 +96,11 @@ herd_status_t mpi_sched_progress(mpi_req_t *q);
 /* Group ranks this schedule still waits for data from, "1, 3" (world). */
 void mpi_sched_waiting(const mpi_req_t *q, char *buf, size_t len);
 void mpi_sched_free(mpi_req_t *q);
+
+/* mpi_flight.c: the flight record's glue (core/flight.c keeps it) */
+herd_status_t mpi_flight_dump(mpi_world_t *w, const char *dir,
+                              const char *reason);
+herd_status_t mpi_flight_dump_op(herd_comm_t *comm, const char *dir);
 
 /* mpi_wait.c: progress, waits, tests and timeouts */
 void mpi_progress(mpi_world_t *w);

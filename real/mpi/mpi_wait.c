@@ -69,6 +69,9 @@ void mpi_req_finish(mpi_req_t *q, herd_status_t st, const char *msg)
     q->done = 1;
     q->status = st;
     q->t_end = mpi_now_ns();
+    core_flight_update(&q->c->w->flight, q->fr_id,
+                       st == HERD_OK ? CORE_FR_COMPLETED : CORE_FR_STARTED, st,
+                       q->t_end);
     if (msg)
         snprintf(q->err, sizeof(q->err), "%s", msg);
     unlink_req(q);
@@ -197,6 +200,9 @@ static void world_fail(mpi_world_t *w, const char *msg)
     snprintf(m, sizeof(m), "aborted after a timeout: %.400s", msg);
     while (w->active)
         mpi_req_finish(w->active, HERD_ERR_ABORTED, m);
+    const char *dir = core_flight_dir();
+    if (dir)
+        mpi_flight_dump(w, dir, "timeout");
 }
 
 /* A monitored_barrier past its deadline: rank 0 names the ranks whose

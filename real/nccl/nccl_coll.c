@@ -262,6 +262,17 @@ static herd_status_t launch(nccl_comm_t *c, const core_coll_args_t *a,
     return st;
 }
 
+/* The request's flight-record entries (one, or a group's) move on. */
+static void flight_update(nccl_req_t *q, core_fr_state_t st,
+                          herd_status_t status)
+{
+    nccl_comm_t *c = (nccl_comm_t *)q->base.comm;
+    uint64_t t = nccl_clock_ns();
+    for (int i = 0; q->fr_id && i < q->fr_n; i++)
+        core_flight_update(&c->world->flight, q->fr_id + (uint64_t)i, st,
+                           status, t);
+}
+
 herd_status_t nccl_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
                              herd_req_t **req_out)
 {
@@ -279,8 +290,11 @@ herd_status_t nccl_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
     q->timeout_s = a->timeout_s > 0 ? a->timeout_s : comm->timeout_s;
     q->deadline_s = q->post_ns * 1e-9 + q->timeout_s;
     fill_rec(q, comm, a);
+    q->fr_id = core_flight_add(&c->world->flight, comm, a, q->post_ns);
+    q->fr_n = 1;
     if (cudaEventCreate(&q->start) || cudaEventCreate(&q->end) ||
         cudaEventRecord(q->start, c->stream)) {
+        flight_update(q, CORE_FR_SCHEDULED, HERD_ERR_IO);
         nccl_req_free(&q->base);
         return core_comm_error(comm, HERD_ERR_IO, "nccl: event setup failed");
     }
@@ -288,6 +302,7 @@ herd_status_t nccl_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
     if (st == HERD_OK && cudaEventRecord(q->end, c->stream) != cudaSuccess)
         st = core_comm_error(comm, HERD_ERR_IO, "nccl: event record failed");
     if (st != HERD_OK) {
+        flight_update(q, CORE_FR_SCHEDULED, st);
         nccl_req_free(&q->base);
         return st;
     }
@@ -302,6 +317,11 @@ static void finish(nccl_req_t *q, herd_status_t st)
     q->done = 1;
     q->status = st;
     q->rec.status = st;
+    flight_update(q,
+                  st == HERD_OK ? CORE_FR_COMPLETED
+                  : q->started  ? CORE_FR_STARTED
+                                : CORE_FR_SCHEDULED,
+                  st);
     if (st == HERD_OK &&
         cudaEventElapsedTime(&t0, c->world->base_event, q->start) ==
             cudaSuccess &&
@@ -319,6 +339,12 @@ static void finish(nccl_req_t *q, herd_status_t st)
 static herd_status_t poll_once(nccl_req_t *q, int *done)
 {
     nccl_comm_t *c = (nccl_comm_t *)q->base.comm;
+    if (!q->started && cudaEventQuery(q->start) == cudaSuccess) {
+        /* the stream reached the collective: "started" when first seen
+         * so, as PyTorch's recorder discovers it */
+        q->started = 1;
+        flight_update(q, CORE_FR_STARTED, HERD_OK);
+    }
     cudaError_t ce = cudaEventQuery(q->end);
     if (ce == cudaSuccess) {
         finish(q, HERD_OK);
@@ -346,6 +372,10 @@ static herd_status_t poll_once(nccl_req_t *q, int *done)
         c->aborted = 1;
         finish(q, st);
         *done = 1;
+        const char *dir = core_flight_dir();
+        if (dir)
+            nccl_flight_dump(c, dir,
+                             st == HERD_ERR_TIMEOUT ? "timeout" : "error");
     } else
         *done = 0;
     return st;
@@ -447,8 +477,18 @@ herd_status_t nccl_post_group(herd_comm_t *comm, const core_coll_args_t *ops,
     q->deadline_s = q->post_ns * 1e-9 + q->timeout_s;
     if (n > 0)
         fill_rec(q, comm, &ops[0]);
+    /* one entry per op, as PyTorch records a coalesced group's members;
+     * ids are consecutive within one post */
+    for (int i = 0; i < n; i++) {
+        uint64_t id =
+            core_flight_add(&c->world->flight, comm, &ops[i], q->post_ns);
+        if (i == 0)
+            q->fr_id = id;
+        q->fr_n += id != 0;
+    }
     if (cudaEventCreate(&q->start) || cudaEventCreate(&q->end) ||
         cudaEventRecord(q->start, c->stream)) {
+        flight_update(q, CORE_FR_SCHEDULED, HERD_ERR_IO);
         nccl_req_free(&q->base);
         return core_comm_error(comm, HERD_ERR_IO, "nccl: event setup failed");
     }
@@ -472,6 +512,7 @@ herd_status_t nccl_post_group(herd_comm_t *comm, const core_coll_args_t *ops,
     if (st == HERD_OK && cudaEventRecord(q->end, c->stream) != cudaSuccess)
         st = core_comm_error(comm, HERD_ERR_IO, "nccl: event record failed");
     if (st != HERD_OK) {
+        flight_update(q, CORE_FR_SCHEDULED, st);
         nccl_req_free(&q->base);
         return st;
     }

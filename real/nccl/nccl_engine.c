@@ -141,6 +141,7 @@ static herd_status_t nccl_comm_create(const herd_init_t *init,
     herd_status_t st = HERD_ERR_NO_MEMORY;
     if (!w || !c)
         goto fail;
+    core_flight_init(&w->flight, core_flight_limit());
     if ((st = world_setup(w, init, err, sizeof(err))) != HERD_OK) {
         fprintf(stderr, "herd: %s\n", err);
         goto fail;
@@ -173,6 +174,7 @@ static void world_release(nccl_world_t *w)
     cudaEventDestroy(w->base_event);
     cudaStreamDestroy(w->compute_stream);
     store_rdzv_close(&w->rdzv);
+    core_flight_fini(&w->flight);
     free(w);
 }
 
@@ -325,6 +327,7 @@ const herd_engine_ops_t nccl_engine_ops = {
     .free = nccl_free,
     .now = nccl_now,
     .mark = nccl_mark,
+    .flight_dump = nccl_flight_dump_op,
     .post_group = nccl_post_group,
     .copy = nccl_copy,
 };

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/engine.h"
+#include "core/flight.h"
 #include "real/store/store.h"
 
 typedef struct nccl_world {
@@ -23,6 +24,7 @@ typedef struct nccl_world {
     uint64_t base_ns;
     double compute_scale;   /* HERD_COMPUTE_SCALE (stragglers), 1 if unset */
     int refs;               /* world comm + live subgroups */
+    core_flight_t flight;   /* this rank's last ops (core/flight.h) */
 } nccl_world_t;
 
 typedef struct nccl_comm {
@@ -39,6 +41,9 @@ typedef struct nccl_req {
     herd_tl_rec_t rec;
     char label[CORE_LABEL_MAX];
     uint64_t post_ns;
+    uint64_t fr_id; /* its flight-record entry (a group's first) */
+    int fr_n;       /* entries: 1, or the ops of a group post */
+    int started;    /* its start event has passed (flight record) */
     double deadline_s;
     double timeout_s; /* the op's: a monitored barrier's own, else the comm's */
     int done;
@@ -62,6 +67,11 @@ herd_status_t nccl_settle(nccl_comm_t *c, ncclResult_t r, double deadline_s,
  * write "ranks that did not join" into the comm's error. */
 herd_status_t nccl_report_timeout(nccl_comm_t *c, const core_coll_args_t *a,
                                   double waited_s);
+
+/* nccl_flight.c: the flight record's glue (core/flight.c keeps it) */
+herd_status_t nccl_flight_dump(nccl_comm_t *c, const char *dir,
+                               const char *reason);
+herd_status_t nccl_flight_dump_op(herd_comm_t *comm, const char *dir);
 
 herd_status_t nccl_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
                              herd_req_t **req_out);

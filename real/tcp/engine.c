@@ -47,39 +47,14 @@ static void sig_cb(evutil_socket_t fd, short what, void *arg)
     tcp_world_t *w = arg;
     (void)fd;
     (void)what;
-    const char *dir = tcp_flight_dir();
-    tcp_flight_dump(w, dir ? dir : ".");
-}
-
-static herd_status_t group_register(tcp_world_t *w, int id, int size,
-                                    const int *world_ranks)
-{
-    tcp_group_info_t *g = calloc(1, sizeof(*g));
-    int *wr = g ? malloc((size_t)size * sizeof(int)) : NULL;
-    if (!wr) {
-        free(g);
-        return HERD_ERR_NO_MEMORY;
-    }
-    for (int i = 0; i < size; i++)
-        wr[i] = world_ranks ? world_ranks[i] : i;
-    g->id = id;
-    g->size = size;
-    g->world_ranks = wr;
-    g->next = w->groups;
-    w->groups = g;
-    return HERD_OK;
+    const char *dir = core_flight_dir();
+    tcp_flight_dump(w, dir ? dir : ".", "signal");
 }
 
 static void world_free(tcp_world_t *w)
 {
     if (!w)
         return;
-    while (w->groups) {
-        tcp_group_info_t *g = w->groups;
-        w->groups = g->next;
-        free(g->world_ranks);
-        free(g);
-    }
     for (int r = 0; w->peers && r < w->size; r++) {
         tcp_peer_t *p = &w->peers[r];
         /* A message being read is unexpected (in the list below) or
@@ -108,7 +83,7 @@ static void world_free(tcp_world_t *w)
         event_free(w->tick_ev);
     if (w->base)
         event_base_free(w->base);
-    tcp_flight_fini(&w->flight);
+    core_flight_fini(&w->flight);
     store_rdzv_close(&w->rdzv);
     free(w);
 }
@@ -246,11 +221,7 @@ static herd_status_t world_setup(tcp_world_t *w, const herd_init_t *init,
     herd_status_t st = world_events(w);
     if (st == HERD_OK)
         st = world_peers(w);
-    if (st == HERD_OK)
-        st = tcp_flight_init(&w->flight,
-                             (size_t)core_env_int("HERD_FLIGHT_ENTRIES", 2000));
-    if (st == HERD_OK)
-        st = group_register(w, 0, w->size, NULL);
+    core_flight_init(&w->flight, core_flight_limit());
     if (st == HERD_OK)
         st = tcp_listen(w, host, &port, err, errlen);
     if (st == HERD_OK && (st = exchange_cookie(w)) != HERD_OK)
@@ -349,8 +320,7 @@ static herd_status_t group_create(herd_comm_t *parent, const int *ranks, int n,
         return HERD_OK;
     }
     tcp_comm_t *g = calloc(1, sizeof(*g));
-    if (!g || group_register(pc->w, id, n, wr) != HERD_OK) {
-        free(g);
+    if (!g) {
         free(wr);
         return HERD_ERR_NO_MEMORY;
     }
@@ -477,19 +447,6 @@ static herd_status_t run(const herd_init_t *init, herd_main_fn fn, void *arg,
     return rc ? HERD_ERR_ABORTED : HERD_OK;
 }
 
-static herd_status_t flight_dump(herd_comm_t *comm, const char *dir)
-{
-    const char *d = dir ? dir : tcp_flight_dir();
-    if (!d)
-        return core_comm_error(comm, HERD_ERR_INVALID_ARG,
-                               "flight dump: no directory (set "
-                               "HERD_FLIGHT_DIR)");
-    herd_status_t st = tcp_flight_dump(as_tcp(comm)->w, d);
-    return st == HERD_OK
-               ? st
-               : core_comm_error(comm, st, "flight dump to '%s' failed", d);
-}
-
 const herd_engine_ops_t tcp_engine_ops = {.name = "tcp",
                                           .run = run,
                                           .comm_create = comm_create,
@@ -504,4 +461,4 @@ const herd_engine_ops_t tcp_engine_ops = {.name = "tcp",
                                           .free = core_host_free,
                                           .now = now,
                                           .mark = mark,
-                                          .flight_dump = flight_dump};
+                                          .flight_dump = tcp_flight_dump_op};

@@ -34,7 +34,8 @@ void tcp_op_step_started(tcp_op_t *op)
     if (op->started)
         return;
     op->started = 1;
-    tcp_flight_update(op->w, op->fr_id, TCP_FR_STARTED, HERD_OK, tcp_now_ns());
+    core_flight_update(&op->w->flight, op->fr_id, CORE_FR_STARTED, HERD_OK,
+                       tcp_now_ns());
 }
 
 static void push_ready(tcp_op_t *op, uint32_t s)
@@ -281,7 +282,8 @@ static void op_complete(tcp_op_t *op)
     op->t_end = tcp_now_ns();
     op_unlink(op);
     tcp_op_step_started(op);
-    tcp_flight_update(op->w, op->fr_id, TCP_FR_COMPLETED, HERD_OK, op->t_end);
+    core_flight_update(&op->w->flight, op->fr_id, CORE_FR_COMPLETED, HERD_OK,
+                       op->t_end);
     op_record(op);
 }
 
@@ -324,9 +326,9 @@ void tcp_op_fail(tcp_op_t *op, herd_status_t st, const char *msg)
     }
     op->t_end = tcp_now_ns();
     op_unlink(op);
-    tcp_flight_update(w, op->fr_id,
-                      op->started ? TCP_FR_STARTED : TCP_FR_SCHEDULED, st,
-                      op->t_end);
+    core_flight_update(&w->flight, op->fr_id,
+                       op->started ? CORE_FR_STARTED : CORE_FR_SCHEDULED, st,
+                       op->t_end);
     op_record(op);
 }
 

@@ -244,7 +244,7 @@ herd_status_t tcp_op_post(tcp_comm_t *c, const core_coll_args_t *a,
                                      herd_coll_name(a->coll))
                    : st;
     }
-    op->fr_id = tcp_flight_add(op->w, c, a, op->t_post);
+    op->fr_id = core_flight_add(&op->w->flight, &c->base, a, op->t_post);
     op_link(op);
     if (op->w->failed_rank >= 0 || op->w->fail_status != HERD_OK)
         tcp_op_fail(op, op->w->fail_status, op->w->fail_msg);

@@ -51,9 +51,9 @@ void tcp_world_fail(tcp_world_t *w, int rank, herd_status_t st, const char *why)
         for (int r = 0; r < w->size; r++)
             if (r != rank && r != w->rank)
                 tcp_send_control(w, &w->peers[r], TCP_MSG_ABORT, rank);
-    const char *dir = tcp_flight_dir();
+    const char *dir = core_flight_dir();
     if (dir)
-        tcp_flight_dump(w, dir);
+        tcp_flight_dump(w, dir, "peer failure");
 }
 
 /* World ranks this op still waits to hear from, as "1, 3". */
@@ -182,9 +182,9 @@ failed:;
         w->fail_status = HERD_ERR_TIMEOUT;
         snprintf(w->fail_msg, sizeof(w->fail_msg), "%s", msg);
     }
-    const char *dir = tcp_flight_dir();
+    const char *dir = core_flight_dir();
     if (dir)
-        tcp_flight_dump(w, dir);
+        tcp_flight_dump(w, dir, "timeout");
 }
 
 #define DIRECT_PEERS 4

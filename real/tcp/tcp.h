@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/engine.h"
+#include "core/flight.h"
 #include "core/sched.h"
 
 #include "real/store/store.h"
@@ -138,40 +139,6 @@ typedef struct tcp_pending {
     tcp_world_t *w;
 } tcp_pending_t;
 
-typedef enum tcp_fr_state {
-    TCP_FR_SCHEDULED,
-    TCP_FR_STARTED,
-    TCP_FR_COMPLETED
-} tcp_fr_state_t;
-
-typedef struct tcp_fr_entry {
-    uint64_t id; /* record number, 1-based; 0: empty slot */
-    int group;
-    uint64_t seq;
-    herd_coll_t coll;
-    herd_algo_t algo;
-    herd_dtype_t dtype;
-    herd_op_t op;
-    int root;
-    uint64_t count, in_bytes, out_bytes;
-    tcp_fr_state_t state;
-    herd_status_t status;
-    uint64_t t_scheduled, t_started, t_completed;
-} tcp_fr_entry_t;
-
-typedef struct tcp_flight {
-    tcp_fr_entry_t *ring;
-    size_t cap;
-    uint64_t next_id;
-} tcp_flight_t;
-
-/* Group membership, recorded for the flight dump. */
-typedef struct tcp_group_info {
-    struct tcp_group_info *next;
-    int id, size;
-    int *world_ranks;
-} tcp_group_info_t;
-
 struct tcp_world {
     int rank, size, local_rank, local_size;
     int refs;
@@ -188,8 +155,7 @@ struct tcp_world {
     herd_status_t fail_status;
     char fail_msg[CORE_ERROR_MAX];
     int closing;
-    tcp_flight_t flight;
-    tcp_group_info_t *groups;
+    core_flight_t flight;
     char *pool[8]; /* reusable staging buffers */
     size_t pool_len[8];
     int spin_us;
@@ -299,14 +265,11 @@ herd_status_t tcp_op_wait(tcp_op_t *op);
 void tcp_world_fail(tcp_world_t *w, int rank, herd_status_t st,
                     const char *why);
 
-/* flight.c */
-herd_status_t tcp_flight_init(tcp_flight_t *f, size_t cap);
-void tcp_flight_fini(tcp_flight_t *f);
-uint64_t tcp_flight_add(tcp_world_t *w, const tcp_comm_t *c,
-                        const core_coll_args_t *a, uint64_t t);
-void tcp_flight_update(tcp_world_t *w, uint64_t id, tcp_fr_state_t st,
-                       herd_status_t status, uint64_t t);
-herd_status_t tcp_flight_dump(tcp_world_t *w, const char *dir);
-const char *tcp_flight_dir(void);
+/* flight.c: the engine's glue to core/flight.c (the record itself) */
+/* Writes this rank's record to dir; `reason`: "timeout", "signal", ... */
+herd_status_t tcp_flight_dump(tcp_world_t *w, const char *dir,
+                              const char *reason);
+/* herd_flight_dump on the tcp engine. */
+herd_status_t tcp_flight_dump_op(herd_comm_t *comm, const char *dir);
 
 #endif
