@@ -17,15 +17,23 @@ static const char launch_usage[] =
     "  --nproc-per-node N   workers on this node (default 1; 'gpu': one per "
     "CUDA\n"
     "                       device, 'cpu'/'auto': one per GPU, else CPU)\n"
-    "  --nnodes N           nodes in the job (default 1; 'N:N' accepted)\n"
+    "  --nnodes N|MIN:MAX   nodes in the job (default 1); MIN:MAX is "
+    "elastic:\n"
+    "                       wait for MIN, admit up to MAX, rendezvous "
+    "again\n"
+    "                       when a node is lost or waits to join\n"
     "  --node-rank R        this node (default 0)\n"
     "  --master-addr HOST   node 0's address (default 127.0.0.1)\n"
     "  --master-port PORT   node 0's store port (default 29500)\n"
     "  --rdzv-endpoint H:P  same as --master-addr H --master-port P\n"
     "  --rdzv-backend B     c10d or static (both: the launcher's store)\n"
     "  --rdzv-id ID         same as --run-id\n"
-    "  --rdzv-timeout S     seconds to wait for node 0's store (default "
-    "300)\n"
+    "  --rdzv-timeout S     seconds to wait for node 0's store, or for an\n"
+    "                       elastic rendezvous to close (default 300)\n"
+    "  --rdzv-conf K=V,...  elastic: join_timeout, last_call_timeout "
+    "(30),\n"
+    "                       keep_alive_interval (5), keep_alive_max_attempt "
+    "(3)\n"
     "  --max-restarts K     restart the group up to K times (default 0)\n"
     "  --log-dir DIR        worker logs: DIR/RUN_ID/attempt_N/LOCAL/\n"
     "  --redirects M        0 none, 1 stdout, 2 stderr, 3 both to the logs\n"
@@ -53,12 +61,18 @@ static int flag_is(const char *arg, const char *name, const char **val)
     return 1;
 }
 
-static int parse_nnodes(const char *v, int *out)
+/* N, or torchrun's MIN:MAX (elastic when MIN < MAX). */
+static int parse_nnodes(const char *v, launch_opts_t *o)
 {
     long a = 0, b = 0;
     const char *colon = strchr(v, ':');
-    if (!colon)
-        return cli_parse_int(v, 1, 1 << 20, &a) == 0 ? (*out = (int)a, 0) : -1;
+    if (!colon) {
+        if (cli_parse_int(v, 1, 1 << 20, &a) != 0)
+            return -1;
+        o->nnodes = (int)a;
+        o->min_nodes = 0;
+        return 0;
+    }
     char lo[32];
     size_t n = (size_t)(colon - v);
     if (n >= sizeof(lo))
@@ -68,9 +82,10 @@ static int parse_nnodes(const char *v, int *out)
     if (cli_parse_int(lo, 1, 1 << 20, &a) ||
         cli_parse_int(colon + 1, 1, 1 << 20, &b))
         return -1;
-    if (a != b)
+    if (a > b)
         return -2;
-    *out = (int)a;
+    o->nnodes = (int)b;
+    o->min_nodes = a < b ? (int)a : 0;
     return 0;
 }
 
@@ -181,22 +196,68 @@ static int apply_seconds(const char *flag, const char *val, double *out)
     return 0;
 }
 
+/* torchrun's --rdzv-conf key=value,...: the keys of its dynamic
+ * rendezvous that herd's elastic rendezvous has (seconds may have a
+ * fraction here); any other key is refused by name. */
+static int apply_rdzv_conf(const char *val, launch_opts_t *o)
+{
+    char buf[512];
+    if (strlen(val) >= sizeof(buf))
+        return bad_value("--rdzv-conf", val, "key=value,... (short)");
+    snprintf(buf, sizeof(buf), "%s", val);
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, ",", &save); kv;
+         kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            return bad_value("--rdzv-conf", kv, "key=value");
+        *eq = '\0';
+        const char *v = eq + 1;
+        double d = 0;
+        long k = 0;
+        int rc = 0;
+        if (!strcmp(kv, "join_timeout"))
+            rc = apply_seconds("--rdzv-conf join_timeout", v,
+                               &o->store_timeout_s);
+        else if (!strcmp(kv, "last_call_timeout"))
+            rc = apply_seconds("--rdzv-conf last_call_timeout", v,
+                               &o->last_call_s);
+        else if (!strcmp(kv, "keep_alive_interval")) {
+            if (cli_parse_double(v, &d) != 0 || !(d > 0) || d > 86400)
+                return bad_value("--rdzv-conf keep_alive_interval", v,
+                                 "a number of seconds in (0, 86400]");
+            o->keep_alive_s = d;
+        } else if (!strcmp(kv, "keep_alive_max_attempt")) {
+            if (cli_parse_int(v, 1, 1000000, &k) != 0)
+                return bad_value("--rdzv-conf keep_alive_max_attempt", v,
+                                 "an integer in 1..1000000");
+            o->keep_alive_max = (int)k;
+        } else
+            return cli_usage_error(
+                "launch",
+                "--rdzv-conf: '%s' is not supported (herd reads "
+                "join_timeout, last_call_timeout, keep_alive_interval and "
+                "keep_alive_max_attempt)",
+                kv);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int apply_flag(const char *name, const char *val, launch_opts_t *o)
 {
     if (!strcmp(name, "--nproc-per-node"))
         return apply_nproc(val, o);
     if (!strcmp(name, "--nnodes")) {
-        int rc = parse_nnodes(val, &o->nnodes);
+        int rc = parse_nnodes(val, o);
         if (rc == -2)
             return cli_usage_error("launch",
-                                   "--nnodes %s: elastic membership "
-                                   "(MIN < MAX: admitting nodes that "
-                                   "arrive later, restarting on "
-                                   "membership change) is not supported; "
-                                   "use a fixed count N or N:N",
-                                   val);
-        return rc ? bad_value(name, val, "a node count") : 0;
+                                   "--nnodes %s: MIN must not exceed MAX", val);
+        return rc ? bad_value(name, val, "a node count N or MIN:MAX") : 0;
     }
+    if (!strcmp(name, "--rdzv-conf"))
+        return apply_rdzv_conf(val, o);
     if (!strcmp(name, "--node-rank"))
         return apply_int(name, val, 0, 1 << 20, &o->node_rank);
     if (!strcmp(name, "--master-addr"))
@@ -249,6 +310,7 @@ static const char *const value_flags[] = {"--nproc-per-node",
                                           "--rdzv-backend",
                                           "--rdzv-id",
                                           "--rdzv-timeout",
+                                          "--rdzv-conf",
                                           "--log-dir",
                                           "--redirects",
                                           "--tee",
@@ -256,8 +318,7 @@ static const char *const value_flags[] = {"--nproc-per-node",
 
 /* torchrun flags herd launch does not take, and why. */
 static const char *const torchrun_only[][2] = {
-    {"--rdzv-conf", "rendezvous options of other backends"},
-    {"--max-nnodes", "elastic membership"},
+    {"--max-nnodes", "a separate maximum (use --nnodes MIN:MAX)"},
     {"--local-addr", "node addresses other than --master-addr"},
     {"--logs-specs", "logging plug-ins"},
     {"--local-ranks-filter", "per-rank console filters"},

@@ -10,6 +10,7 @@
  * .../done/<node> marks a node whose workers all succeeded; .../bye/<node>
  * lets node 0 keep the store up until every node has left. */
 #include <errno.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,32 +18,12 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "real/launch/launch_int.h"
 #include "real/store/store.h"
-
-typedef enum round_end {
-    ROUND_OK,
-    ROUND_FAILED,        /* a local worker failed */
-    ROUND_REMOTE_FAILED, /* another node reported a failure */
-    ROUND_SIGNALED,      /* SIGINT/SIGTERM reached the launcher */
-    ROUND_ERROR          /* the store was lost */
-} round_end_t;
-
-typedef struct launch_agent {
-    const launch_opts_t *o;
-    launch_group_t g;
-    int sfd;
-    store_server_t *srv;
-    store_client_t *cl; /* multi-node coordination only */
-    char run_id[128];
-    char token[40];    /* generated for a store off loopback, else "" */
-    int sig;           /* the signal received, 0 if none */
-    char fail[256];    /* the round's failure: "code node rank local pid ..." */
-    char log_tmp[512]; /* the log directory made when none was given */
-} launch_agent_t;
 
 void launch_opts_init(launch_opts_t *o)
 {
@@ -56,11 +37,19 @@ void launch_opts_init(launch_opts_t *o)
     o->role_name = "default";
     o->stop_grace_s = 5.0;
     o->store_timeout_s = 300.0;
+    o->last_call_s = 30.0;
+    o->keep_alive_s = 5.0;
+    o->keep_alive_max = 3;
 }
 
-static void agent_log(const launch_agent_t *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void agent_log(const launch_agent_t *a, const char *fmt, ...)
+double launch_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void launch_log(const launch_agent_t *a, const char *fmt, ...)
 {
     if (a->o->quiet)
         return;
@@ -72,8 +61,8 @@ static void agent_log(const launch_agent_t *a, const char *fmt, ...)
     fprintf(stderr, "herd launch: %s\n", msg);
 }
 
-static void key_of(const launch_agent_t *a, char *buf, size_t len, int round,
-                   const char *what, int node)
+void launch_key(const launch_agent_t *a, char *buf, size_t len, int round,
+                const char *what, int node)
 {
     if (node >= 0)
         snprintf(buf, len, "herd/launch/%s/%d/%s/%d", a->run_id, round, what,
@@ -95,8 +84,7 @@ static int agent_signals(launch_agent_t *a)
     return stop;
 }
 
-/* Sleep until a signal or the monitor interval; 1 on SIGINT/SIGTERM. */
-static int agent_sleep(launch_agent_t *a)
+int launch_agent_sleep(launch_agent_t *a)
 {
     struct pollfd p = {.fd = a->sfd, .events = POLLIN};
     int ms = (int)(a->o->monitor_interval_s * 1000.0);
@@ -105,13 +93,12 @@ static int agent_sleep(launch_agent_t *a)
     return 0;
 }
 
-/* Another node's failure of this round, if any (copied to a->fail). */
-static int remote_failed(launch_agent_t *a, int round)
+int launch_remote_failed(launch_agent_t *a, int round)
 {
     if (!a->cl)
         return 0;
     char key[256];
-    key_of(a, key, sizeof(key), round, "fail", -1);
+    launch_key(a, key, sizeof(key), round, "fail", -1);
     const char *k = key;
     int exists = 0;
     if (store_check(a->cl, &k, 1, &exists) != HERD_OK || !exists)
@@ -125,23 +112,31 @@ static int remote_failed(launch_agent_t *a, int round)
     return 1;
 }
 
+void launch_publish(launch_agent_t *a, int round, const char *record)
+{
+    char key[256];
+    snprintf(a->fail, sizeof(a->fail), "%s", record);
+    if (!a->cl)
+        return;
+    launch_key(a, key, sizeof(key), round, "fail", -1);
+    void *cur = NULL;
+    size_t n = 0;
+    /* Only the first failure of a round is kept, and told by all. */
+    if (store_compare_set(a->cl, key, "", 0, a->fail, strlen(a->fail), &cur,
+                          &n) == HERD_OK) {
+        snprintf(a->fail, sizeof(a->fail), "%s", (char *)cur);
+        free(cur);
+    }
+}
+
 static void publish_failure(launch_agent_t *a, int round)
 {
     const launch_worker_t *w = &a->g.w[a->g.failed];
-    char phrase[128], key[256];
+    char phrase[128], rec[256];
     launch_describe(w->status, phrase, sizeof(phrase));
-    snprintf(a->fail, sizeof(a->fail), "%d %d %d %d %d %s",
-             launch_exit_code(w->status), a->o->node_rank, w->rank,
-             w->local_rank, (int)w->spawned, phrase);
-    if (!a->cl)
-        return;
-    key_of(a, key, sizeof(key), round, "fail", -1);
-    void *cur = NULL;
-    size_t n = 0;
-    /* Only the first failure of a round is kept. */
-    if (store_compare_set(a->cl, key, "", 0, a->fail, strlen(a->fail), &cur,
-                          &n) == HERD_OK)
-        free(cur);
+    snprintf(rec, sizeof(rec), "%d %d %d %d %d %s", launch_exit_code(w->status),
+             a->g.node_rank, w->rank, w->local_rank, (int)w->spawned, phrase);
+    launch_publish(a, round, rec);
 }
 
 /* After local success with several nodes: wait until every node is done
@@ -149,26 +144,27 @@ static void publish_failure(launch_agent_t *a, int round)
 static round_end_t round_wait_nodes(launch_agent_t *a, int round)
 {
     char key[256];
-    key_of(a, key, sizeof(key), round, "done", a->o->node_rank);
+    launch_key(a, key, sizeof(key), round, "done", a->g.node_rank);
     if (store_set(a->cl, key, "1", 1) != HERD_OK)
         return ROUND_ERROR;
-    int n = a->o->nnodes;
+    int n = a->g.nnodes;
     char **keys = calloc((size_t)n, sizeof(*keys));
     round_end_t end = keys ? ROUND_OK : ROUND_ERROR;
     for (int i = 0; keys && i < n; i++)
         if (!(keys[i] = malloc(256)))
             end = ROUND_ERROR;
         else
-            key_of(a, keys[i], 256, round, "done", i);
+            launch_key(a, keys[i], 256, round, "done", i);
     while (end == ROUND_OK) {
         int all = 0;
         if (store_check(a->cl, (const char *const *)keys, n, &all) != HERD_OK)
             end = ROUND_ERROR;
         else if (all)
             break;
-        else if (remote_failed(a, round))
+        else if (launch_remote_failed(a, round) ||
+                 (a->elastic && launch_elastic_check(a, round)))
             end = ROUND_REMOTE_FAILED;
-        else if (agent_sleep(a))
+        else if (launch_agent_sleep(a))
             end = ROUND_SIGNALED;
     }
     for (int i = 0; keys && i < n; i++)
@@ -194,13 +190,15 @@ static round_end_t round_run(launch_agent_t *a, int round, char *err,
         }
         if (a->g.live == 0)
             break;
-        if (remote_failed(a, round)) {
+        if (launch_remote_failed(a, round) ||
+            (a->elastic && launch_elastic_check(a, round))) {
             launch_group_stop(&a->g, SIGTERM);
             end = ROUND_REMOTE_FAILED;
             break;
         }
-        if (agent_sleep(a)) {
-            agent_log(a, "got signal %d; forwarding it to the workers", a->sig);
+        if (launch_agent_sleep(a)) {
+            launch_log(a, "got signal %d; forwarding it to the workers",
+                       a->sig);
             launch_group_stop(&a->g, a->sig);
             end = ROUND_SIGNALED;
             break;
@@ -212,25 +210,28 @@ static round_end_t round_run(launch_agent_t *a, int round, char *err,
     return a->cl ? round_wait_nodes(a, round) : ROUND_OK;
 }
 
-/* The failure of a round, told the torchrun way; the job's exit code. */
-static int report_failure(launch_agent_t *a, int round, int last)
+/* The failure of a round, told the torchrun way; the job's exit code.
+ * `restart` is the restart this failure would use. */
+static int report_failure(launch_agent_t *a, int restart, int last)
 {
     int code = 1, node = 0, rank = -1, local = -1, pid = 0, off = 0;
     sscanf(a->fail, "%d %d %d %d %d %n", &code, &node, &rank, &local, &pid,
            &off);
-    char where[64] = "";
-    if (node != a->o->node_rank)
-        snprintf(where, sizeof(where), " on node %d", node);
-    if (last)
-        agent_log(a, "rank %d (local %d%s, pid %d) %s; no restarts left", rank,
-                  local, where, pid, a->fail + off);
+    char who[128] = "";
+    if (code == LAUNCH_FAIL_LOST)
+        snprintf(who, sizeof(who), "node %d", node);
+    else if (node != a->g.node_rank)
+        snprintf(who, sizeof(who), "rank %d (local %d on node %d, pid %d)",
+                 rank, local, node, pid);
     else
-        agent_log(a,
-                  "rank %d (local %d%s, pid %d) %s; restarting the group "
-                  "(restart %d of %d)",
-                  rank, local, where, pid, a->fail + off, round + 1,
-                  a->o->max_restarts);
-    return code ? code : 1;
+        snprintf(who, sizeof(who), "rank %d (local %d, pid %d)", rank, local,
+                 pid);
+    if (last)
+        launch_log(a, "%s %s; no restarts left", who, a->fail + off);
+    else
+        launch_log(a, "%s %s; restarting the group (restart %d of %d)", who,
+                   a->fail + off, restart, a->o->max_restarts);
+    return code > 0 ? code : 1;
 }
 
 static void fill_failure(const launch_agent_t *a, launch_result_t *res)
@@ -254,6 +255,13 @@ static herd_status_t check_opts(const launch_opts_t *o, char *err,
         bad = "--node-rank must be in 0..nnodes-1";
     else if (o->standalone && o->nnodes != 1)
         bad = "--standalone runs one node (--nnodes 1)";
+    else if (o->min_nodes < 0 || o->min_nodes > o->nnodes)
+        bad = "--nnodes MIN:MAX needs 1 <= MIN <= MAX";
+    else if (o->min_nodes && (o->last_call_s < 0 || !(o->keep_alive_s > 0) ||
+                              o->keep_alive_max < 1))
+        bad = "--rdzv-conf: last_call_timeout must not be negative, "
+              "keep_alive_interval must be positive and "
+              "keep_alive_max_attempt at least 1";
     else if (o->max_restarts < 0)
         bad = "--max-restarts must not be negative";
     else if (o->master_port < 0 || o->master_port > 65535 ||
@@ -308,7 +316,65 @@ static const char *agent_token(launch_agent_t *a, char *err, size_t errlen)
     return a->token;
 }
 
-/* Node 0 hosts the store; with several nodes every agent also joins it. */
+/* 1 when host:port can be bound here now: the address is this
+ * machine's and no one listens there (a quiet look before the store's
+ * own bind, which logs its failures). */
+static int can_bind(const char *host, int port)
+{
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, ps, &hints, &res) != 0)
+        return 0;
+    int ok = 0;
+    for (struct addrinfo *ai = res; ai && !ok; ai = ai->ai_next) {
+        int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
+        int one = 1;
+        if (fd < 0)
+            continue;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        ok = bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+        close(fd);
+    }
+    freeaddrinfo(res);
+    return ok;
+}
+
+/* Where and whether this agent hosts the store: node 0 does (on the
+ * loopback address when that is the master's, else on every
+ * interface); elastically the first agent that can bind the endpoint's
+ * own address does, as torchrun's c10d backend, and the others join. */
+static herd_status_t agent_host(launch_agent_t *a, const char *token, char *err,
+                                size_t errlen)
+{
+    const launch_opts_t *o = a->o;
+    if (a->elastic) {
+        if (can_bind(o->master_addr, a->g.port) &&
+            store_server_start(o->master_addr, a->g.port, token, &a->srv) ==
+                HERD_OK)
+            launch_log(a, "hosting the rendezvous store on %s:%d",
+                       o->master_addr, a->g.port);
+        return HERD_OK; /* not here, or taken: someone else hosts it */
+    }
+    if (o->node_rank != 0)
+        return HERD_OK;
+    const char *bind = o->standalone || is_loopback(o->master_addr)
+                           ? (o->standalone ? "127.0.0.1" : o->master_addr)
+                           : NULL;
+    herd_status_t st = store_server_start(bind, a->g.port, token, &a->srv);
+    if (st != HERD_OK)
+        snprintf(err, errlen,
+                 "cannot host the store on port %d: %s (another job "
+                 "there? choose --master-port or --standalone)",
+                 a->g.port, herd_status_string(st));
+    else
+        a->g.port = store_server_port(a->srv);
+    return st;
+}
+
+/* Host the store, or join it; with several nodes every agent joins it. */
 static herd_status_t agent_store(launch_agent_t *a, char *err, size_t errlen)
 {
     const launch_opts_t *o = a->o;
@@ -318,22 +384,8 @@ static herd_status_t agent_store(launch_agent_t *a, char *err, size_t errlen)
     a->g.store_token = token;
     a->g.port = o->standalone ? 0 : o->master_port;
     a->g.store_hosted = 1;
-    herd_status_t st = HERD_OK;
-    if (o->node_rank == 0) {
-        const char *bind = o->standalone || is_loopback(o->master_addr)
-                               ? (o->standalone ? "127.0.0.1" : o->master_addr)
-                               : NULL;
-        st = store_server_start(bind, a->g.port, token, &a->srv);
-        if (st != HERD_OK) {
-            snprintf(err, errlen,
-                     "cannot host the store on port %d: %s (another job "
-                     "there? choose --master-port or --standalone)",
-                     a->g.port, herd_status_string(st));
-            return st;
-        }
-        a->g.port = store_server_port(a->srv);
-    }
-    if (o->nnodes > 1) {
+    herd_status_t st = agent_host(a, token, err, errlen);
+    if (st == HERD_OK && o->nnodes > 1) {
         st = store_client_connect(o->master_addr, a->g.port, token,
                                   o->store_timeout_s, &a->cl);
         if (st == HERD_ERR_AUTH)
@@ -348,33 +400,65 @@ static herd_status_t agent_store(launch_agent_t *a, char *err, size_t errlen)
     return st;
 }
 
-/* Node 0 keeps the store up until every node has said goodbye. */
+/* The store's host keeps it up until every node has said goodbye (and,
+ * elastically, the nodes that waited in vain have seen the end). */
 static void agent_goodbye(launch_agent_t *a, int round)
 {
     if (!a->cl)
         return;
     char key[256];
-    key_of(a, key, sizeof(key), round, "bye", a->o->node_rank);
+    launch_key(a, key, sizeof(key), round, "bye", a->g.node_rank);
     store_set(a->cl, key, "1", 1);
-    if (a->o->node_rank != 0)
+    if (!a->srv)
         return;
-    for (int i = 1; i < a->o->nnodes; i++) {
-        key_of(a, key, sizeof(key), round, "bye", i);
+    int n = a->elastic ? a->joined : a->g.nnodes;
+    double end = launch_now_s() + 30.0;
+    for (int i = 0; i < n; i++) {
+        double left = end - launch_now_s();
+        if (i == a->g.node_rank || left <= 0)
+            continue;
+        launch_key(a, key, sizeof(key), round, "bye", i);
         const char *k = key;
-        if (store_wait(a->cl, &k, 1, 30.0) != HERD_OK)
+        /* a node left waiting gets a few seconds to notice */
+        if (store_wait(a->cl, &k, 1, i < a->g.nnodes ? left : 5.0) != HERD_OK &&
+            i < a->g.nnodes)
             break;
     }
 }
 
-/* Restart rounds until success, a signal, or no restarts left. */
+/* A membership change that re-rendezvouses without using a restart. */
+static int membership_only(const launch_agent_t *a)
+{
+    int code = 0;
+    return sscanf(a->fail, "%d", &code) == 1 &&
+           (code == LAUNCH_FAIL_JOIN || code == LAUNCH_FAIL_LEFT);
+}
+
+/* Restart rounds until success, a signal, or no restarts left. Without
+ * elastic membership a round is a restart; elastically each round is a
+ * rendezvous first, and a round ended by a membership change (a node
+ * waiting to join) does not use a restart, as under torchrun. */
 static herd_status_t agent_rounds(launch_agent_t *a, launch_result_t *res,
                                   char *err, size_t errlen)
 {
-    for (int round = 0;; round++) {
+    for (int round = 0, restart = 0;; round++) {
         a->fail[0] = '\0';
-        res->restarts = round;
-        round_end_t end = round_run(a, round, err, errlen);
+        res->restarts = restart;
+        a->g.restart = restart;
+        round_end_t end = ROUND_OK;
+        if (a->elastic)
+            end = launch_elastic_join(a, &round, err, errlen);
+        if (end == ROUND_REMOTE_FAILED) { /* finished without this node */
+            launch_log(a, "%s", a->fail);
+            agent_goodbye(a, round);
+            res->exit_code = 0;
+            return HERD_OK;
+        }
+        if (end == ROUND_OK)
+            end = round_run(a, round, err, errlen);
         if (end == ROUND_OK) {
+            if (a->elastic)
+                launch_elastic_finish(a, round);
             agent_goodbye(a, round);
             res->exit_code = 0;
             return HERD_OK;
@@ -390,11 +474,20 @@ static herd_status_t agent_rounds(launch_agent_t *a, launch_result_t *res,
                          a->o->master_addr, a->g.port);
             return HERD_ERR_PEER_FAILED;
         }
-        int last = round >= a->o->max_restarts;
+        if (membership_only(a)) {
+            int off = 0, skip = 0;
+            sscanf(a->fail, "%d %d %d %d %d %n", &skip, &skip, &skip, &skip,
+                   &skip, &off);
+            launch_log(a, "%s; the group rendezvouses again (no restart used)",
+                       a->fail + off);
+            continue;
+        }
+        int last = restart >= a->o->max_restarts;
         fill_failure(a, res);
-        res->exit_code = report_failure(a, round, last);
+        res->exit_code = report_failure(a, restart + 1, last);
         if (last)
             return HERD_OK;
+        restart++;
     }
 }
 
@@ -429,7 +522,7 @@ static herd_status_t agent_log_dir(launch_agent_t *a, char *err, size_t errlen)
         return HERD_ERR_IO;
     }
     a->g.log_dir = a->log_tmp;
-    agent_log(a, "worker logs in %s", a->log_tmp);
+    launch_log(a, "worker logs in %s", a->log_tmp);
     return HERD_OK;
 }
 
@@ -447,6 +540,9 @@ static herd_status_t agent_init(launch_agent_t *a, const launch_opts_t *o,
     a->g.o = o;
     a->g.run_id = a->run_id;
     a->g.n = o->nproc_per_node;
+    a->g.node_rank = o->node_rank;
+    a->g.nnodes = o->nnodes;
+    a->elastic = o->min_nodes > 0 && o->min_nodes < o->nnodes;
     a->g.failed = -1;
     a->g.child_mask = *old;
     a->g.launcher_pid = getpid();
@@ -503,6 +599,7 @@ herd_status_t launch_run(const launch_opts_t *o, launch_result_t *out,
     for (int i = 0; a.g.w && i < a.g.n; i++)
         launch_worker_logs_close(&a.g.w[i]);
     free(a.g.w);
+    free(a.peers);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (st == HERD_OK)
         *out = res;

@@ -12,7 +12,9 @@
 
 typedef struct launch_opts {
     int nproc_per_node;        /* workers on this node (default 1) */
-    int nnodes;                /* nodes in the job (default 1) */
+    int nnodes;                /* nodes in the job (default 1); elastic:
+                                  the most nodes (MAX of MIN:MAX) */
+    int min_nodes;             /* elastic when 0 < min_nodes < nnodes */
     int node_rank;             /* this node (default 0) */
     const char *master_addr;   /* default "127.0.0.1" */
     int master_port;           /* default 29500 */
@@ -22,7 +24,13 @@ typedef struct launch_opts {
     const char *run_id;        /* TORCHELASTIC_RUN_ID (default "none") */
     const char *role_name;     /* ROLE_NAME (default "default") */
     double stop_grace_s;       /* SIGTERM, then SIGKILL after this (5) */
-    double store_timeout_s;    /* joining node 0's store (300) */
+    double store_timeout_s;    /* joining node 0's store (300); elastic:
+                                  the rendezvous's join timeout */
+    double last_call_s;        /* elastic: wait this long for more nodes
+                                  once min_nodes have joined (30) */
+    double keep_alive_s;       /* elastic: keep-alive interval (5) */
+    int keep_alive_max;        /* elastic: missed keep-alives before a node
+                                  counts as lost (3) */
     int quiet;                 /* no progress lines on stderr */
     const char *log_dir;       /* torchrun's --log-dir (NULL: a temp dir) */
     const char *redirects;     /* "0".."3" or "0:3,1:1" (NULL: none) */

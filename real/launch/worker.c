@@ -81,19 +81,19 @@ static int env_ours(const launch_group_t *g, const launch_worker_t *w,
                     int round, char **env, size_t *n)
 {
     const launch_opts_t *o = g->o;
-    int world = o->nproc_per_node * o->nnodes, bad = 0;
+    int world = o->nproc_per_node * g->nnodes, bad = 0;
     bad |= env_add(env, n, "RANK", "%d", w->rank);
     bad |= env_add(env, n, "LOCAL_RANK", "%d", w->local_rank);
     bad |= env_add(env, n, "WORLD_SIZE", "%d", world);
     bad |= env_add(env, n, "LOCAL_WORLD_SIZE", "%d", o->nproc_per_node);
-    bad |= env_add(env, n, "GROUP_RANK", "%d", o->node_rank);
-    bad |= env_add(env, n, "GROUP_WORLD_SIZE", "%d", o->nnodes);
+    bad |= env_add(env, n, "GROUP_RANK", "%d", g->node_rank);
+    bad |= env_add(env, n, "GROUP_WORLD_SIZE", "%d", g->nnodes);
     bad |= env_add(env, n, "ROLE_RANK", "%d", w->rank);
     bad |= env_add(env, n, "ROLE_NAME", "%s", o->role_name);
     bad |= env_add(env, n, "ROLE_WORLD_SIZE", "%d", world);
     bad |= env_add(env, n, "MASTER_ADDR", "%s", o->master_addr);
     bad |= env_add(env, n, "MASTER_PORT", "%d", g->port);
-    bad |= env_add(env, n, "TORCHELASTIC_RESTART_COUNT", "%d", round);
+    bad |= env_add(env, n, "TORCHELASTIC_RESTART_COUNT", "%d", g->restart);
     bad |= env_add(env, n, "TORCHELASTIC_MAX_RESTARTS", "%d", o->max_restarts);
     bad |= env_add(env, n, "TORCHELASTIC_RUN_ID", "%s", g->run_id);
     bad |= env_add(env, n, "HERD_STORE_PREFIX", "%s/%d/", g->run_id, round);
@@ -168,7 +168,7 @@ herd_status_t launch_group_spawn(launch_group_t *g, int round, char *err,
     for (int i = 0; i < g->n; i++) {
         launch_worker_t *w = &g->w[i];
         w->local_rank = i;
-        w->rank = o->node_rank * o->nproc_per_node + i;
+        w->rank = g->node_rank * o->nproc_per_node + i;
         w->pid = w->spawned = 0;
         w->status = 0;
         launch_worker_logs_close(w); /* the last round's tails */
