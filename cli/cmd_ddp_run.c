@@ -60,6 +60,15 @@ int cli_ddp_cfg_from_scenario(const trace_scenario_t *sc, ddp_cfg_t *cfg,
             snprintf(err, errlen, "--set %s", why);
         return 2;
     }
+    for (size_t i = 0; i < sc->ngrads; i++) {
+        const trace_grad_straggler_t *g = &sc->grads[i];
+        char why[512];
+        if (ddp_grad_delays_add(&cfg->grad_delays, g->rank, g->param,
+                                g->delay_s, g->only_grad, why, sizeof(why))) {
+            snprintf(err, errlen, "%s: %s", sc->path, why);
+            return 2;
+        }
+    }
     cli_ddp_resolve_model(sc, cfg->model, sizeof(cfg->model));
     return 0;
 }
@@ -217,6 +226,15 @@ static const char *ddp_err_place(const trace_scenario_t *sc, const char *err,
 {
     const char *key = "model";
     size_t klen = 5;
+    unsigned long gi;
+    buf[0] = '\0';
+    /* a delayed gradient's parameter: the place of its `param` */
+    if (sscanf(err, "stragglers.grads[%lu]", &gi) == 1) {
+        if (gi < sc->ngrads && sc->grads[gi].line > 0)
+            snprintf(buf, len, "%s:%d:%d: ", sc->path, sc->grads[gi].line,
+                     sc->grads[gi].column);
+        return buf;
+    }
     if (!strncmp(err, "ddp.", 4)) {
         key = err + 4;
         klen = strcspn(key, ":[ ");

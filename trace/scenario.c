@@ -341,6 +341,7 @@ void trace_scenario_destroy(trace_scenario_t *sc)
     free(sc->parallel);
     free(sc->trace_path);
     free(sc->faults);
+    scn_grads_free(sc->grads, sc->ngrads);
     free(sc->link_ovr);
     free(sc->rank_ovr);
     free(sc->name);
@@ -609,6 +610,11 @@ static herd_status_t scn_validate_ranks(const trace_scenario_t *sc, int world,
                      "below %d, got a: %d, b: %d",
                      i, world, l->a, l->b);
     }
+    for (size_t i = 0; i < sc->ngrads; i++)
+        if (sc->grads[i].rank >= world)
+            SCN_FAIL("stragglers.grads[%zu]: rank %d does not exist (world "
+                     "size %d)",
+                     i, sc->grads[i].rank, world);
     for (size_t i = 0; i < sc->nfaults; i++) {
         const herd_fault_t *f = &sc->faults[i];
         if (f->rank >= world)

@@ -48,6 +48,17 @@ typedef struct trace_kv {
     int flow;         /* 1: value is a flow sequence/mapping, not a scalar */
 } trace_kv_t;
 
+/* stragglers.grads: one parameter's gradient delayed on one rank (every
+ * iteration). The workload model resolves `param` against its model file
+ * (workload/ddp/straggle.c); see docs/ddp.md for the semantics. */
+typedef struct trace_grad_straggler {
+    int rank;
+    char *param;      /* a parameter name of the model file, or its index */
+    double delay_s;   /* added where the gradient is produced */
+    int only_grad;    /* affects: grad (1) or backward (0, default) */
+    int line, column; /* the param's place in the file; 0 from --set */
+} trace_grad_straggler_t;
+
 typedef struct trace_scenario {
     char *path; /* file it was read from ("" for defaults) */
     char *name;
@@ -58,6 +69,8 @@ typedef struct trace_scenario {
     size_t nlink_ovr;
     herd_fault_t *faults;
     size_t nfaults;
+    trace_grad_straggler_t *grads; /* stragglers.grads (DDP, FSDP) */
+    size_t ngrads;
     /* collectives */
     herd_algo_t algo[HERD_COLL_COUNT]; /* AUTO: engine default */
     int channels;                      /* 0: engine default */

@@ -535,13 +535,118 @@ static const scn_field_t scn_jitter_fields[] = {
     {"sigma", scn_f_double, SC(sim.jitter_sigma), NUM(0, 10)},
     {NULL, NULL, 0, NOARG}};
 
+/* stragglers.grads items. `param` keeps its place, so the model's
+ * "no such parameter" names the file, line and column. */
+static herd_status_t scn_f_grad_param(scn_ctx_t *c, struct fy_node *n,
+                                      void *base, const scn_field_t *f)
+{
+    herd_status_t st = scn_f_string(c, n, base, f);
+    trace_grad_straggler_t *g = base;
+    if (!st && !c->from_set)
+        scn_node_mark(n, &g->line, &g->column, 0);
+    return st;
+}
+
+static herd_status_t scn_f_grad_affects(scn_ctx_t *c, struct fy_node *n,
+                                        void *base, const scn_field_t *f)
+{
+    static const char form[] = "backward (this gradient and the rest of "
+                               "backward wait) or grad (only this "
+                               "gradient's ready instant moves)";
+    herd_status_t st = HERD_OK;
+    const char *s = scn_scalar(c, n, form, &st);
+    if (!s)
+        return st;
+    if (strcmp(s, "backward") && strcmp(s, "grad"))
+        return scn_error(c, n, "unknown value '%s'; expected %s", s, form);
+    *SCN_DST(base, f, int) = !strcmp(s, "grad");
+    return HERD_OK;
+}
+
+#define GS(member) offsetof(trace_grad_straggler_t, member)
+static const scn_field_t scn_grad_fields[] = {
+    {"rank", scn_f_int, GS(rank), NUM(0, 1 << 20)},
+    {"param", scn_f_grad_param, GS(param), NOARG},
+    {"delay", scn_f_time, GS(delay_s), NUM(0, 3600)},
+    {"affects", scn_f_grad_affects, GS(only_grad), NOARG},
+    {NULL, NULL, 0, NOARG}};
+
+/* More than this many delayed gradients is a mistake, not a scenario. */
+#define SCN_MAX_GRADS 1024
+
+void scn_grads_free(trace_grad_straggler_t *g, size_t n)
+{
+    for (size_t i = 0; g && i < n; i++)
+        free(g[i].param);
+    free(g);
+}
+
+/* stragglers.grads: [{rank: 1, param: conv1.weight, delay: 200ms}]; every
+ * item needs rank, param and delay. Replaces the earlier list whole. */
+static herd_status_t scn_f_grads(scn_ctx_t *c, struct fy_node *n, void *base,
+                                 const scn_field_t *f)
+{
+    (void)base;
+    (void)f;
+    if (!n || !fy_node_is_sequence(n))
+        return scn_error(c, n,
+                         "expected a sequence of mappings, e.g. [{rank: 1, "
+                         "param: conv1.weight, delay: 200ms}]");
+    int count = fy_node_sequence_item_count(n);
+    if (count > SCN_MAX_GRADS)
+        return scn_error(c, n, "%d delayed gradients; the limit is %d", count,
+                         SCN_MAX_GRADS);
+    trace_grad_straggler_t *arr =
+        count ? calloc((size_t)count, sizeof(*arr)) : NULL;
+    if (count && !arr)
+        return HERD_ERR_NO_MEMORY;
+    void *it = NULL;
+    struct fy_node *item;
+    herd_status_t st = HERD_OK;
+    for (int i = 0; !st && (item = fy_node_sequence_iterate(n, &it)); i++) {
+        arr[i].rank = -1;
+        arr[i].delay_s = -1;
+        size_t old = strlen(c->path); /* "stragglers.grads[i].delay" */
+        snprintf(c->path + old, sizeof(c->path) - old, "[%d]", i);
+        st = scn_map(c, item, &arr[i], scn_grad_fields);
+        if (!st)
+            c->path[old] = '\0';
+        if (!st && (arr[i].rank < 0 || !arr[i].param || arr[i].delay_s < 0))
+            st = scn_error(c, item,
+                           "expected rank, param and delay in item %d, e.g. "
+                           "{rank: 1, param: conv1.weight, delay: 200ms}",
+                           i);
+    }
+    if (st) {
+        scn_grads_free(arr, (size_t)count);
+        return st;
+    }
+    scn_grads_free(c->sc->grads, c->sc->ngrads);
+    c->sc->grads = arr;
+    c->sc->ngrads = (size_t)count;
+    return HERD_OK;
+}
+
 static const scn_field_t scn_straggler_fields[] = {
     {"ranks", scn_f_seq, SC(rank_ovr), scn_rank_ovr_fields, 0, 0, SC(nrank_ovr),
      sizeof(herd_rank_override_t), NULL},
     {"links", scn_f_seq, SC(link_ovr), scn_link_ovr_fields, 0, 0, SC(nlink_ovr),
      sizeof(herd_link_override_t), NULL},
     {"jitter", scn_f_map, 0, scn_jitter_fields, 0, 0, 0, 0, NULL},
+    {"grads", scn_f_grads, 0, NOARG},
+    {"data", scn_f_seq, SC(data_slow), scn_data_slow_fields, 0, 0,
+     SC(ndata_slow), sizeof(trace_data_straggler_t), NULL},
     {NULL, NULL, 0, NOARG}};
+
+/* stragglers: a mapping of the kinds above, or (the short form) a
+ * sequence of delayed gradients, as stragglers.grads. */
+static herd_status_t scn_f_stragglers(scn_ctx_t *c, struct fy_node *n,
+                                      void *base, const scn_field_t *f)
+{
+    if (n && fy_node_is_sequence(n))
+        return scn_f_grads(c, n, base, f);
+    return scn_f_map(c, n, base, f);
+}
 
 #define FT(member) offsetof(herd_fault_t, member)
 static const scn_field_t scn_fault_fields[] = {
@@ -555,7 +660,7 @@ const scn_field_t scn_top_fields[] = {
     {"cluster", scn_f_map, 0, scn_cluster_fields, 0, 0, 0, 0, NULL},
     {"collectives", scn_f_map, 0, scn_coll_fields, 0, 0, 0, 0, NULL},
     {"workload", scn_f_map, 0, scn_workload_fields, 0, 0, 0, 0, NULL},
-    {"stragglers", scn_f_map, 0, scn_straggler_fields, 0, 0, 0, 0, NULL},
+    {"stragglers", scn_f_stragglers, 0, scn_straggler_fields, 0, 0, 0, 0, NULL},
     {"faults", scn_f_seq, SC(faults), scn_fault_fields, 0, 0, SC(nfaults),
      sizeof(herd_fault_t), scn_fault_init},
     {"timeout", scn_f_time, SC(timeout_s), NUM(0, 1e9)},

@@ -93,6 +93,8 @@ herd_status_t scn_ddp_put(trace_scenario_t *sc, const char *key,
 /* Make `kind` the workload; in a file, a second kind is an error. */
 herd_status_t scn_workload_kind(scn_ctx_t *c, struct fy_node *n,
                                 trace_wl_kind_t kind);
+/* Free stragglers.grads items and the array. */
+void scn_grads_free(trace_grad_straggler_t *g, size_t n);
 /* Point sc->sim's arrays at the scenario's own. */
 void scn_sync(trace_scenario_t *sc);
 

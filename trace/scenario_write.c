@@ -184,6 +184,18 @@ static void sw_stragglers(const trace_scenario_t *sc, FILE *f)
     }
     fprintf(f, "]\n  jitter: {kind: %s, sigma: %.17g}\n", jit[sc->sim.jitter],
             sc->sim.jitter_sigma);
+    if (!sc->ngrads) /* written only when given: older outputs stay */
+        return;
+    fprintf(f, "  grads: [");
+    for (size_t i = 0; i < sc->ngrads; i++) {
+        const trace_grad_straggler_t *g = &sc->grads[i];
+        sw_time(g->delay_s, buf, sizeof(buf));
+        fprintf(f, "%s\n    {rank: %d, param: ", i ? "," : "", g->rank);
+        sw_scalar(g->param, f);
+        fprintf(f, ", delay: %s, affects: %s}", buf,
+                g->only_grad ? "grad" : "backward");
+    }
+    fprintf(f, "]\n");
 }
 
 static void sw_faults(const trace_scenario_t *sc, FILE *f)

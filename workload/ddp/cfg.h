@@ -14,6 +14,8 @@
 
 #include <herd/herd.h>
 
+#include "workload/ddp/straggle.h"
+
 typedef enum ddp_hook {
     DDP_HOOK_NONE, /* allreduce_hook: divide, SUM in the gradient dtype */
     DDP_HOOK_FP16, /* fp16_compress_hook: half the bytes */
@@ -72,6 +74,8 @@ typedef struct ddp_cfg {
     long ckpt_every;
     double ckpt_s;
     ddp_ckpt_barrier_t ckpt_barrier;
+    /* the scenario's stragglers.grads (not a ddp.* key) */
+    ddp_grad_delays_t grad_delays;
 } ddp_cfg_t;
 
 void ddp_cfg_init(ddp_cfg_t *cfg);

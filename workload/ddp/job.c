@@ -111,7 +111,10 @@ static herd_status_t load_model(ddp_job_t *j, const char *dir, char *err,
     if (!j->ready)
         return HERD_ERR_NO_MEMORY;
     ddp_model_ready_order(&j->model, j->ready);
-    return ddp_cfg_check(&j->cfg, j->world, j->model.nparams, err, errlen);
+    st = ddp_cfg_check(&j->cfg, j->world, j->model.nparams, err, errlen);
+    return st == HERD_OK ? ddp_grad_delays_check(&j->cfg.grad_delays, &j->model,
+                                                 j->world, err, errlen)
+                         : st;
 }
 
 herd_status_t ddp_job_create(const ddp_cfg_t *cfg, const char *model_dir,

@@ -6,7 +6,10 @@
  * bucket fills up, bucket all_reduces launched strictly in bucket-index
  * order, the used-parameter map with find_unused_parameters, finalize
  * waiting on every bucket, the optimizer, then rank 0's evaluation and
- * checkpoint. See docs/ddp.md for the rules and their sources. */
+ * checkpoint. A straggler on one gradient (straggle.h) adds compute before
+ * it, or moves only its ready instant: the walk then keeps the backward's
+ * clock and hands the gradient to the reducer when its time comes. See
+ * docs/ddp.md for the rules and their sources. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,12 @@
 #include "workload/ddp/job.h"
 
 #define BUFFER_CHUNK_BYTES (250ull << 20) /* DDP's broadcast_bucket_size */
+
+/* A gradient held back until `at` on the backward's clock. */
+typedef struct walk_pend {
+    double at;
+    size_t param;
+} walk_pend_t;
 
 typedef struct walk {
     const ddp_job_t *job;
@@ -28,6 +37,11 @@ typedef struct walk {
     size_t next;         /* next bucket to launch */
     unsigned char *used; /* per parameter, this iteration */
     double acc;          /* backward compute not yet emitted */
+    /* stragglers on one gradient (straggle.h) */
+    ddp_rank_delays_t dl; /* this rank's delayed gradients */
+    double t0;            /* backward compute emitted (affects: grad) */
+    walk_pend_t *pend;    /* gradients whose ready instant is delayed */
+    size_t npend;         /* (sorted by time) */
 } walk_t;
 
 static size_t slot_map(const walk_t *w)
@@ -50,6 +64,7 @@ static herd_status_t flush(walk_t *w)
     herd_status_t st = HERD_OK;
     if (w->acc > 0)
         st = w->ops->compute(w->ctx, w->acc, "backward");
+    w->t0 += w->acc;
     w->acc = 0;
     return st;
 }
@@ -89,6 +104,64 @@ static herd_status_t bucket_ready(walk_t *w, const ddp_buckets_t *bs, size_t k)
     return st;
 }
 
+/* Parameter p's gradient reached the reducer (mark_variable_ready). */
+static herd_status_t grad_ready(walk_t *w, const ddp_buckets_t *bs, size_t p)
+{
+    size_t k = bs->bucket_of[p];
+    return --w->left[k] == 0 ? bucket_ready(w, bs, k) : HERD_OK;
+}
+
+/* Backward computes x more seconds; delayed gradients that become ready
+ * meanwhile reach the reducer at their instant. Without them this is
+ * acc += x, as it always was. */
+static herd_status_t advance(walk_t *w, const ddp_buckets_t *bs, double x)
+{
+    herd_status_t st = HERD_OK;
+    while (st == HERD_OK && w->npend && w->pend[0].at <= w->t0 + w->acc + x) {
+        double part = w->pend[0].at - (w->t0 + w->acc);
+        if (part > 0) {
+            w->acc += part;
+            x -= part;
+        }
+        size_t p = w->pend[0].param;
+        memmove(w->pend, w->pend + 1, --w->npend * sizeof(*w->pend));
+        st = grad_ready(w, bs, p);
+    }
+    w->acc += x;
+    return st;
+}
+
+/* Hold p's gradient until `at` on the backward's clock (affects: grad). */
+static void defer(walk_t *w, size_t p, double at)
+{
+    size_t i = w->npend;
+    while (i > 0 && w->pend[i - 1].at > at) {
+        w->pend[i] = w->pend[i - 1];
+        i--;
+    }
+    w->pend[i] = (walk_pend_t){at, p};
+    w->npend++;
+}
+
+/* After backward's compute: the delayed gradients still held arrive, the
+ * rank idling until each one's instant. */
+static herd_status_t drain(walk_t *w, const ddp_buckets_t *bs)
+{
+    herd_status_t st = w->npend ? flush(w) : HERD_OK;
+    while (st == HERD_OK && w->npend) {
+        double wait = w->pend[0].at - w->t0;
+        if (wait > 0)
+            st = w->ops->compute(w->ctx, wait, "grad delay");
+        if (wait > 0)
+            w->t0 += wait;
+        size_t p = w->pend[0].param;
+        memmove(w->pend, w->pend + 1, --w->npend * sizeof(*w->pend));
+        if (st == HERD_OK)
+            st = grad_ready(w, bs, p);
+    }
+    return st;
+}
+
 static int param_used(const walk_t *w, size_t p, long iter)
 {
     const ddp_cfg_t *c = &w->job->cfg;
@@ -107,6 +180,8 @@ static herd_status_t start_backward(walk_t *w, const ddp_buckets_t *bs,
         w->left[k] = bs->b[k].nparams;
     w->next = 0;
     w->acc = 0;
+    w->t0 = 0;
+    w->npend = 0;
     for (size_t p = 0; p < w->job->model.nparams; p++) {
         w->used[p] = (unsigned char)param_used(w, p, iter);
         /* the reducer marks unused parameters ready as backward starts */
@@ -126,13 +201,23 @@ static herd_status_t backward(walk_t *w, const ddp_buckets_t *bs, long iter,
         size_t p = w->job->ready[i];
         if (!w->used[p])
             continue;
-        w->acc += m->params[p].bwd_s;
-        if (copy_in)
-            w->acc += copy_s(w, m->params[p].bytes);
-        if (sync && --w->left[bs->bucket_of[p]] == 0)
-            st = bucket_ready(w, bs, bs->bucket_of[p]);
+        if (w->dl.layer) /* a slow layer: before its gradient is ready */
+            st = advance(w, bs, w->dl.layer[p]);
+        if (st == HERD_OK)
+            st = advance(w, bs, m->params[p].bwd_s);
+        if (st == HERD_OK && copy_in)
+            st = advance(w, bs, copy_s(w, m->params[p].bytes));
+        if (st != HERD_OK || !sync)
+            continue;
+        if (w->dl.grad && w->dl.grad[p] > 0)
+            defer(w, p, w->t0 + w->acc + w->dl.grad[p]);
+        else
+            st = grad_ready(w, bs, p);
     }
-    w->acc += m->bwd_tail_s; /* computed after the last gradient */
+    if (st == HERD_OK) /* computed after the last gradient */
+        st = advance(w, bs, m->bwd_tail_s);
+    if (st == HERD_OK)
+        st = drain(w, bs);
     return st == HERD_OK ? flush(w) : st;
 }
 
@@ -382,6 +467,12 @@ herd_status_t ddp_job_walk(const ddp_job_t *job, int rank,
     w.left = calloc(nb + 1, sizeof(size_t));
     w.used = calloc(job->model.nparams + 1, 1);
     herd_status_t st = w.left && w.used ? HERD_OK : HERD_ERR_NO_MEMORY;
+    if (st == HERD_OK)
+        st = ddp_rank_delays_make(&job->cfg.grad_delays, &job->model, rank,
+                                  &w.dl);
+    if (st == HERD_OK && w.dl.grad &&
+        !(w.pend = calloc(job->model.nparams, sizeof(*w.pend))))
+        st = HERD_ERR_NO_MEMORY;
     *raised = 0;
     msg[0] = '\0';
     if (st == HERD_OK && job->cfg.init_sync)
@@ -395,5 +486,7 @@ herd_status_t ddp_job_walk(const ddp_job_t *job, int rank,
         msg[0] = '\0';
     free(w.left);
     free(w.used);
+    free(w.pend);
+    ddp_rank_delays_fini(&w.dl);
     return st;
 }
