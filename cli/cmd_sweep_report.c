@@ -278,21 +278,26 @@ static int write_memory_plot(const cli_sweep_args_t *a,
     char(*labels)[256] = calloc((size_t)n, sizeof(*labels));
     if (!bars || !labels)
         goto cleanup;
+    int nb = 0;
     for (int c = 0; c < n; c++) {
         const cli_sweep_row_t *r = &rows[c];
+        if (!r->done || r->rc)
+            continue; /* bad input (a layout that does not add up) */
+        trace_mem_bar_t *b = &bars[nb];
+        char *label = labels[nb++];
         size_t o = 0;
         for (int ax = 0; ax < a->naxes; ax++)
             o += (size_t)snprintf(
-                labels[c] + o, sizeof(labels[c]) - o, "%s%s%s%s", ax ? " " : "",
+                label + o, sizeof(labels[0]) - o, "%s%s%s%s", ax ? " " : "",
                 a->naxes > 1 ? short_key(a->axes[ax].key) : "",
                 a->naxes > 1 ? "=" : "",
                 a->axes[ax].vals[cli_sweep_value_of(a, c, ax)]);
-        bars[c].label = labels[c];
-        memcpy(bars[c].bytes, r->mem_part, sizeof(bars[c].bytes));
-        bars[c].step_ms = r->step_s * 1e3;
-        bars[c].ok = row_ran(r);
-        bars[c].fits = !r->nofit;
-        bars[c].best = c == best;
+        b->label = label;
+        memcpy(b->bytes, r->mem_part, sizeof(b->bytes));
+        b->step_ms = r->step_s * 1e3;
+        b->ok = row_ran(r);
+        b->fits = !r->nofit;
+        b->best = c == best;
     }
     char title[512], xlabel[512];
     size_t o = 0;
@@ -309,11 +314,11 @@ static int write_memory_plot(const cli_sweep_args_t *a,
          kind == 2 ? "unsharded units (params + grads)" : "ZeRO-3 gathered",
          NULL},
         bars,
-        n,
+        nb,
         limit,
         kind == 2 ? "FSDP: activations not modelled; rank 0's memory"
                   : "the rank with the most (parallel.gpu_mem: the line)"};
-    rc = cli_plot_memory("sweep", &p, dir, "memory", !a->no_plot);
+    rc = nb ? cli_plot_memory("sweep", &p, dir, "memory", !a->no_plot) : 0;
 cleanup:
     free(labels);
     free(bars);

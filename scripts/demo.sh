@@ -20,4 +20,16 @@ if $HERD sim scenarios/mismatch-hang.yaml -o "$OUT/mismatch-hang" --no-plots; th
     exit 1
 fi
 echo
-echo "demo: outputs in $OUT/ (timeline.json opens in https://ui.perfetto.dev)"
+echo "== herd sweep scenarios/fsdp-gpt2-8n.yaml: FSDP's sharding strategies, step time and memory per rank"
+$HERD sweep scenarios/fsdp-gpt2-8n.yaml --set fsdp.strategy=FULL_SHARD,SHARD_GRAD_OP,HYBRID_SHARD,NO_SHARD \
+    --set fsdp.steps=2 --out "$OUT/fsdp-sweep"
+echo
+echo "== herd sim scenarios/fsdp-gpt2-8n.yaml: one step's streams (compute, all_gather, reduce_scatter) per rank"
+$HERD sim scenarios/fsdp-gpt2-8n.yaml --set fsdp.steps=2 -o "$OUT/fsdp" --gantt-ranks 0,1,63 | tail -n 4
+echo
+echo "== herd sweep scenarios/parallel-gpt-7b-16n.yaml on 2 nodes: tp x pp layouts against 80 GiB"
+$HERD sweep scenarios/parallel-gpt-7b-16n.yaml --set parallel.tp=1,2,4,8 --set parallel.pp=1,2 \
+    --set cluster.nodes=2 --out "$OUT/parallel-sweep"
+echo
+echo "demo: outputs in $OUT/ (timeline.json opens in https://ui.perfetto.dev;"
+echo "      each plot's NAME.gp and NAME.dat re-plot it: cd DIR && gnuplot NAME.gp)"
