@@ -4,6 +4,7 @@
  * formulas, prefetch hiding communication, the hang diagnoses of ranks
  * that wrap differently or skip a unit's forward, the trace export, the
  * options' errors and the scenario section with herd fsdp run. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,6 +392,53 @@ START_TEST(test_prefetch_hides_communication)
 }
 END_TEST
 
+/* backend gloo (FSDP on CPU): every collective blocks the thread, so
+ * nothing overlaps (the step is compute plus communication, prefetch
+ * changes nothing), and each reduce_scatter is gloo's all_reduce of the
+ * whole gradient: it costs more than FSDP's reduce_scatter on nccl. */
+START_TEST(test_gloo_blocks)
+{
+    const char *pre[] = {"backend=gloo", "backward_prefetch=BACKWARD_PRE",
+                         NULL};
+    const char *none[] = {"backend=gloo", "backward_prefetch=none", NULL};
+    const char *nccl[] = {"backward_prefetch=BACKWARD_PRE", NULL};
+    run_t r;
+    run_fsdp(4, pre, &r);
+    ck_assert_int_eq(r.st, HERD_OK);
+    fsdp_summary_t s;
+    fsdp_collect_summary(r.col, &s);
+    ck_assert_int_gt(s.nsteady, 0);
+    ck_assert_msg(s.overlap < 1e-9, "overlap %g", s.overlap);
+    ck_assert_msg(fabs(s.step_s - s.compute_s - s.comm_s) < 1e-6 * s.step_s,
+                  "step %g s, compute %g s + comm %g s", s.step_s,
+                  s.compute_s, s.comm_s);
+    for (size_t u = 1; u < r.job->units.n; u++) {
+        fsdp_utime_t t;
+        fsdp_collect_unit(r.col, u, &t);
+        /* named as PyTorch calls it, carried as an all_reduce */
+        ck_assert_msg(t.ag == 2 && t.rs == 1 && t.ar == 0,
+                      "unit %zu: %u all_gathers, %u reduce_scatters, %u "
+                      "all_reduces",
+                      u, t.ag, t.rs, t.ar);
+    }
+    run_done(&r);
+    double e_pre, e_none, e_nccl;
+    double pre_s = exposed_step(4, pre, &e_pre);
+    double none_s = exposed_step(4, none, &e_none);
+    double nccl_s = exposed_step(4, nccl, &e_nccl);
+    ck_assert_msg(fabs(pre_s - none_s) < 1e-9 * pre_s, "%g vs %g", pre_s,
+                  none_s);
+    ck_assert_msg(pre_s > nccl_s, "gloo %g s, nccl %g s", pre_s, nccl_s);
+    char err[256];
+    fsdp_cfg_t cfg;
+    fsdp_cfg_init(&cfg);
+    ck_assert_int_ne(fsdp_cfg_set(&cfg, "backend", "mpi", err, sizeof(err)),
+                     HERD_OK);
+    ck_assert_ptr_nonnull(strstr(err, "nccl or gloo"));
+    fsdp_cfg_fini(&cfg);
+}
+END_TEST
+
 /* limit_all_gathers bounds the unsharded units; BACKWARD_POST frees the
  * current unit before gathering the next. */
 START_TEST(test_limiter_and_post_memory)
@@ -656,6 +704,7 @@ int main(void)
     tcase_add_test(tc, test_memory);
     tcase_add_test(tc, test_prefetch_hides_communication);
     tcase_add_test(tc, test_limiter_and_post_memory);
+    tcase_add_test(tc, test_gloo_blocks);
     tcase_add_test(tc, test_wrap_mismatch_diagnosed);
     tcase_add_test(tc, test_skipped_forward_diagnosed);
     tcase_add_test(tc, test_uneven_inputs_diagnosed);

@@ -254,6 +254,12 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
             c->shard_group_size = (int)d;
         return st;
     }
+    if (!strcmp(key, "backend")) {
+        if (strcmp(v, "nccl") && strcmp(v, "gloo"))
+            return bad(err, len, key, v, "nccl or gloo");
+        c->gloo = !strcmp(v, "gloo");
+        return HERD_OK;
+    }
     if (!strcmp(key, "comm_streams")) {
         if ((st = set_num(&d, key, v, 1, 2, 1, err, len)) == HERD_OK)
             c->comm_streams = (int)d;
@@ -269,6 +275,7 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
         "fsdp.%s: unknown FSDP option (known: model, strategy, wrap, "
         "units, shard_group_size, reshard_after_forward, "
         "forward_prefetch, backward_prefetch, limit_all_gathers, cpu_bound, "
+        "backend, "
         "comm_streams, param_dtype, reduce_dtype, steps, compute_scale, "
         "optim_states, cpu_offload, offload_gbps, cpu_optimizer_scale, "
         "bad_wrap, bad_wrap_ranks, skip_units, "

@@ -232,7 +232,7 @@ static void text_header(const fsdp_collect_t *c, const fsdp_summary_t *s,
             "model %s: %zu parameters, %.1f MiB; %d ranks; %s (sharded over "
             "%d, %d replicas); %zu units (%s); reshard_after_forward %s, "
             "forward_prefetch %s, backward_prefetch %s, limit_all_gathers "
-            "%s, %s CPU, %d comm stream%s; param %s, reduce %s\n",
+            "%s, %s CPU, %d comm stream%s%s; param %s, reduce %s\n",
             j->model.name, j->model.nparams, (double)j->model.total_bytes / MIB,
             j->world, fsdp_strategy_name(j->cfg.strategy), j->shard,
             j->replicas, j->units.n, fsdp_wrap_name(&j->cfg.wrap, w, sizeof(w)),
@@ -240,7 +240,8 @@ static void text_header(const fsdp_collect_t *c, const fsdp_summary_t *s,
             fsdp_bwd_prefetch_name(j->cfg.backward_prefetch),
             j->cfg.limit_all_gathers ? "true" : "false",
             j->cfg.cpu_bound ? "bound" : "ahead", j->cfg.comm_streams,
-            j->cfg.comm_streams > 1 ? "s" : "", herd_dtype_name(j->param_dtype),
+            j->cfg.comm_streams > 1 ? "s" : "",
+            j->cfg.gloo ? " (gloo: blocking)" : "", herd_dtype_name(j->param_dtype),
             herd_dtype_name(j->reduce_dtype));
     const fsdp_memory_t *m = &s->mem;
     fprintf(f,
@@ -282,6 +283,9 @@ void fsdp_report_text(const fsdp_collect_t *c, const fsdp_outcome_t *o, FILE *f)
                 s.step_s * 1e3, s.exposed_s * 1e3,
                 s.step_s > 0 ? 100 * s.exposed_s / s.step_s : 0,
                 s.overlap * 100);
+    if (s.nsteady && wl_data_on(&c->job->data)) /* workload/common/data.h */
+        fprintf(f, "data loading: wait per step %.3f ms (mean over ranks)\n",
+                s.data_s * 1e3);
     if (s.nsteady) {
         const fsdp_units_t *us = &c->job->units;
         fprintf(f,

@@ -43,6 +43,8 @@ typedef struct fwalk {
     uint64_t alive, peak; /* unsharded bytes */
     int nalive, peak_units;
     uint64_t grad_prev; /* unsharded gradient still being reduced */
+    double *bwd_delay;  /* per unit: this rank's delayed gradients in it
+                           (stragglers.grads; NULL: none) */
 } fwalk_t;
 
 static int no_shard(const fwalk_t *w)
@@ -123,8 +125,13 @@ static herd_status_t gather(fwalk_t *w, size_t u)
     w->alive += unsharded_bytes(w, u);
     w->nalive++;
     note_peak(w);
-    return emit(w, HERD_COLL_ALL_GATHER, count, w->job->param_dtype, group,
-                FSDP_STREAM_AG, u, "all_gather", u);
+    st = emit(w, HERD_COLL_ALL_GATHER, count, w->job->param_dtype, group,
+              FSDP_STREAM_AG, u, "all_gather", u);
+    if (st == HERD_OK && w->job->cfg.gloo) { /* the call blocks */
+        st = w->ops->wait(w->ctx, u);
+        w->state[u] = U_GATHERED;
+    }
+    return st;
 }
 
 static herd_status_t ready(fwalk_t *w, size_t u)
@@ -219,25 +226,51 @@ static herd_status_t forward(fwalk_t *w, long it)
     return st;
 }
 
-static herd_status_t reduce(fwalk_t *w, size_t u)
+/* The unit's gradient reductions, issued on the reduce_scatter stream
+ * and waited for at the end of the step; on gloo each call blocks. */
+static herd_status_t reduce_issue(fwalk_t *w, size_t u)
 {
     const fsdp_job_t *j = w->job;
     size_t n = w->us->n;
     const fsdp_unit_t *un = &w->us->u[u];
-    if (!un->numel)
-        return HERD_OK;
-    w->rs[u] = 1;
     if (no_shard(w))
         return emit(w, HERD_COLL_ALL_REDUCE, un->numel, j->reduce_dtype, -1,
                     FSDP_STREAM_RS, n + u, "all_reduce", u);
     uint64_t shard = fsdp_job_shard_numel(j, un);
-    herd_status_t st = emit(w, HERD_COLL_REDUCE_SCATTER, shard, j->reduce_dtype,
-                            -1, FSDP_STREAM_RS, n + u, "reduce_scatter", u);
-    if (st == HERD_OK && j->cfg.strategy == FSDP_HYBRID_SHARD &&
-        j->replicas > 1)
+    /* gloo's reduce_scatter_tensor is an all_reduce of the whole (padded)
+     * gradient, then a copy of this rank's chunk */
+    herd_status_t st =
+        j->cfg.gloo
+            ? emit(w, HERD_COLL_ALL_REDUCE, shard * (uint64_t)j->shard,
+                   j->reduce_dtype,
+                   fsdp_job_group(j, w->rank, HERD_COLL_REDUCE_SCATTER),
+                   FSDP_STREAM_RS, n + u, "reduce_scatter", u)
+            : emit(w, HERD_COLL_REDUCE_SCATTER, shard, j->reduce_dtype, -1,
+                   FSDP_STREAM_RS, n + u, "reduce_scatter", u);
+    int hybrid = j->cfg.strategy == FSDP_HYBRID_SHARD && j->replicas > 1;
+    if (st == HERD_OK && j->cfg.gloo && hybrid) /* it blocks */
+        st = w->ops->wait(w->ctx, n + u);
+    if (st == HERD_OK && hybrid)
         st = emit(w, HERD_COLL_ALL_REDUCE, shard, j->reduce_dtype, -1,
                   FSDP_STREAM_RS, 2 * n + u, "all_reduce", u);
     return st;
+}
+
+static herd_status_t reduce(fwalk_t *w, size_t u)
+{
+    if (!w->us->u[u].numel)
+        return HERD_OK;
+    w->rs[u] = 1;
+    herd_status_t st = reduce_issue(w, u);
+    if (st != HERD_OK || !w->job->cfg.gloo)
+        return st;
+    /* gloo: the last call issued blocks too, nothing is left to wait for
+     * at the end of the step */
+    w->rs[u] = 0;
+    size_t n = w->us->n;
+    int hybrid = w->job->cfg.strategy == FSDP_HYBRID_SHARD &&
+                 w->job->replicas > 1 && !no_shard(w);
+    return w->ops->wait(w->ctx, hybrid ? 2 * n + u : n + u);
 }
 
 static long prev_ran(const fwalk_t *w, size_t u)
@@ -264,7 +297,10 @@ static herd_status_t backward(fwalk_t *w)
         w->alive += grad;
         note_peak(w);
         if (st == HERD_OK)
-            st = compute(w, w->us->u[u].bwd_s, "backward", u);
+            st = compute(w,
+                         w->us->u[u].bwd_s +
+                             (w->bwd_delay ? w->bwd_delay[u] : 0),
+                         "backward", u);
         /* FSDP frees the unit's parameters, then (BACKWARD_POST) issues
          * the next all_gather ahead of this unit's reduce_scatter */
         if (st == HERD_OK && !no_shard(w))
@@ -312,6 +348,28 @@ static herd_status_t finalize(fwalk_t *w)
     return st;
 }
 
+/* Per unit, the delays of this rank's straggling gradients in it: FSDP
+ * reduces a unit once all its gradients are ready, after its whole
+ * backward, so both kinds (docs/ddp.md) hold up the unit's reduction:
+ * the delay is added to the unit's backward compute. */
+static herd_status_t unit_delays(fwalk_t *w)
+{
+    ddp_rank_delays_t rd;
+    herd_status_t st = ddp_rank_delays_make(&w->job->grad_delays,
+                                            &w->job->model, w->rank, &rd);
+    if (st != HERD_OK || (!rd.layer && !rd.grad))
+        return st;
+    w->bwd_delay = calloc(w->us->n + 1, sizeof(double));
+    for (size_t u = 0; w->bwd_delay && u < w->us->n; u++)
+        for (size_t i = 0; i < w->us->u[u].nparams; i++) {
+            size_t p = w->us->u[u].params[i];
+            w->bwd_delay[u] += (rd.layer ? rd.layer[p] : 0) +
+                               (rd.grad ? rd.grad[p] : 0);
+        }
+    ddp_rank_delays_fini(&rd);
+    return w->bwd_delay ? HERD_OK : HERD_ERR_NO_MEMORY;
+}
+
 static herd_status_t walk_rank(const fsdp_job_t *job, int rank,
                                const ddp_emit_ops_t *ops, void *ctx, fwalk_t *w)
 {
@@ -326,6 +384,8 @@ static herd_status_t walk_rank(const fsdp_job_t *job, int rank,
     w->rs = calloc(n, 1);
     herd_status_t st =
         w->state && w->ran && w->rs ? HERD_OK : HERD_ERR_NO_MEMORY;
+    if (st == HERD_OK)
+        st = unit_delays(w);
     for (long it = 0; st == HERD_OK && it < fsdp_job_steps(job, rank); it++) {
         st = ops->mark(ctx, "step");
         if (st == HERD_OK)
@@ -338,6 +398,7 @@ static herd_status_t walk_rank(const fsdp_job_t *job, int rank,
     free(w->state);
     free(w->ran);
     free(w->rs);
+    free(w->bwd_delay);
     return st;
 }
 

@@ -1,0 +1,92 @@
+"""Predicted against measured for bench/torch_fsdp/run.sh: one herd
+prediction per configuration (strategy x backward_prefetch) from the
+exported model file, FSDP's measured compute overhead and the links herd
+calibrate measured, beside the median of the real steps (every rank,
+every round pooled).  Prints a TSV table."""
+
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+SCENARIO = """name: fsdp-bench
+cluster:
+  nodes: {world}
+  gpus_per_node: 1
+  inter: {{bandwidth: {bw}, latency: {lat}}}
+workload:
+  fsdp:
+    model: {model}
+    backend: gloo
+    strategy: {strategy}
+    backward_prefetch: {prefetch}
+    wrap: transformer_block
+    compute_scale: {scale}
+    optim_states: 0
+    steps: 4
+seed: 1
+"""
+
+
+def inter_link(path):
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\s*inter:\s*\{bandwidth:\s*([^,]+),\s*latency:\s*"
+                         r"([^}]+)\}", line)
+            if m:
+                return m.group(1).strip(), m.group(2).strip()
+    sys.exit("%s: no inter link" % path)
+
+
+def measured(out, strategy, prefetch):
+    steps, world = [], 0
+    for f in glob.glob(os.path.join(out, "fsdp_%s_%s_r*_rank*.steps.json" %
+                                    (strategy, prefetch))):
+        with open(f) as fh:
+            d = json.load(fh)
+        steps += d["step_s"]
+        world = d["world_size"]
+    return (statistics.median(steps) if steps else None), world
+
+
+def predicted(herd, out, strategy, prefetch, world, scale):
+    bw, lat = inter_link(os.path.join(out, "calibrate.yaml"))
+    path = os.path.join(out, "predict_%s_%s.yaml" % (strategy, prefetch))
+    with open(path, "w") as f:
+        f.write(SCENARIO.format(world=world, bw=bw, lat=lat,
+                                model=os.path.join(out, "model.json"),
+                                strategy=strategy, prefetch=prefetch,
+                                scale=scale))
+    js = path[:-5] + ".json"
+    subprocess.run([herd, "fsdp", "run", path, "--json", js, "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(js) as f:
+        return json.load(f)["steady"]["step_s"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--herd", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--configs", required=True)
+    a = ap.parse_args()
+    with open(os.path.join(a.out, "overhead.json")) as f:
+        scale = json.load(f)["compute_scale"]
+    print("strategy\tbackward_prefetch\tmeasured_ms\tpredicted_ms\terror_pct")
+    for c in a.configs.split():
+        strategy, prefetch = c.split(":")
+        m, world = measured(a.out, strategy, prefetch)
+        if m is None:
+            print("%s\t%s\t-\t-\t-" % (strategy, prefetch))
+            continue
+        p = predicted(a.herd, a.out, strategy, prefetch, world, scale)
+        print("%s\t%s\t%.1f\t%.1f\t%+.1f" % (strategy, prefetch, m * 1e3,
+                                             p * 1e3, (p - m) / m * 100))
+
+
+if __name__ == "__main__":
+    main()
