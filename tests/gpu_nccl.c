@@ -1,7 +1,9 @@
 /* tests/gpu_nccl.c - the GPU engine. Without a CUDA device every test
  * but the "no device" one is skipped (exit 77); on a GPU machine it runs
  * world-size-1 collectives (NCCL's own and a custom core/ schedule), the
- * spin kernel's duration, timeline records and error paths. */
+ * spin kernel's duration, timeline records and error paths, and issue
+ * 15's new calls (uneven collectives, coalesced all_reduce, an empty
+ * batch, monitored_barrier, object collectives through device staging). */
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,54 @@ START_TEST(collectives_world1)
         herd_init_t init = world1();
         ck_assert_int_eq(herd_run(&init, float_prog, &algos[i], NULL), HERD_OK);
     }
+}
+END_TEST
+
+/* The new calls on one rank: every path runs (grouped send/recv with the
+ * rank's own block copied, reduce_scatter_v's copy, a group post, the
+ * host/device copies of the object calls). */
+static int calls_prog(herd_comm_t *w, void *arg)
+{
+    const size_t n = 1000;
+    int32_t *host = malloc(n * sizeof(int32_t)), *in = NULL, *out = NULL;
+    for (size_t i = 0; i < n; i++)
+        host[i] = (int32_t)i;
+    size_t cnt[1] = {n};
+    int bad = herd_alloc(w, n * 4, (void **)&in) != HERD_OK ||
+              herd_alloc(w, n * 4, (void **)&out) != HERD_OK;
+    bad |= cudaMemcpy(in, host, n * 4, cudaMemcpyHostToDevice) != cudaSuccess;
+    bad |= herd_all_gather_v(w, in, out, cnt, HERD_INT32, NULL) != HERD_OK;
+    bad |= herd_reduce_scatter_v(w, out, in, cnt, HERD_INT32, HERD_SUM,
+                                 NULL) != HERD_OK;
+    bad |= herd_all_to_all_v(w, in, n, NULL, out, n, cnt, HERD_INT32, NULL) !=
+           HERD_OK;
+    const void *s[1] = {out};
+    void *r[1] = {in};
+    bad |= herd_all_reduce_coalesced(w, s, r, cnt, 1, HERD_INT32, HERD_SUM,
+                                     NULL) != HERD_OK;
+    bad |= herd_batch_isend_irecv(w, NULL, 0, NULL) != HERD_OK;
+    bad |= herd_monitored_barrier(w, 10.0, 1) != HERD_OK;
+    memset(host, 0, n * 4);
+    bad |= cudaMemcpy(host, in, n * 4, cudaMemcpyDeviceToHost) != cudaSuccess;
+    for (size_t i = 0; !bad && i < n; i++)
+        bad |= host[i] != (int32_t)i;
+    herd_bytes_t obj = {"payload", 7}, got[1] = {{0}};
+    bad |= herd_broadcast_bytes(w, &obj, 1, 0, got) != HERD_OK;
+    bad |= got[0].len != 7 || memcmp(got[0].data, "payload", 7) != 0;
+    herd_bytes_free(got, 1);
+    bad |= herd_all_gather_bytes(w, "xyz", 3, got) != HERD_OK;
+    bad |= got[0].len != 3 || memcmp(got[0].data, "xyz", 3) != 0;
+    herd_bytes_free(got, 1);
+    herd_free(w, in);
+    herd_free(w, out);
+    free(host);
+    return bad;
+}
+
+START_TEST(new_calls_world1)
+{
+    herd_init_t init = world1();
+    ck_assert_int_eq(herd_run(&init, calls_prog, NULL, NULL), HERD_OK);
 }
 END_TEST
 
@@ -119,6 +169,7 @@ int main(void)
     tcase_add_test(tc, collectives_world1);
     tcase_add_test(tc, spin_kernel_takes_its_time);
     tcase_add_test(tc, bitwise_refused);
+    tcase_add_test(tc, new_calls_world1);
     suite_add_tcase(s, tc);
     /* CUDA does not survive fork() once initialised (have_gpu did), so the
      * tests run in this process. */

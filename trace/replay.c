@@ -58,10 +58,30 @@ void trace_replay_init(trace_replay_t *r, const trace_t *trace)
     r->steps = 1;
 }
 
-/* Elements each buffer of a collective holds in a group of p. */
-static void rp_counts(const trace_op_t *op, int p, uint64_t *in, uint64_t *out)
+/* Elements each buffer of a collective holds in a group of p, for group
+ * rank me. */
+static void rp_counts(const trace_t *t, const trace_op_t *op, int p, int me,
+                      uint64_t *in, uint64_t *out)
 {
     uint64_t c = op->count, pc = c * (uint64_t)p;
+    if (op->vcounts != TRACE_NONE) {
+        const uint64_t *v = t->vpool + op->vcounts;
+        uint64_t sum = 0, row = 0, col = 0;
+        for (int q = 0; q < p; q++) {
+            sum += v[q];
+            if (op->coll == HERD_COLL_ALL_TO_ALL_V) {
+                row += v[(uint64_t)me * (uint64_t)p + (uint64_t)q];
+                col += v[(uint64_t)q * (uint64_t)p + (uint64_t)me];
+            }
+        }
+        if (op->coll == HERD_COLL_ALL_TO_ALL_V)
+            *in = row, *out = col;
+        else if (op->coll == HERD_COLL_ALL_GATHER_V)
+            *in = v[me], *out = sum;
+        else
+            *in = sum, *out = v[me];
+        return;
+    }
     switch (op->coll) {
     case HERD_COLL_ALL_GATHER:
     case HERD_COLL_GATHER:
@@ -97,7 +117,7 @@ static void rp_size(rp_rank_t *s, const trace_op_t *ops, uint32_t n)
         if (!c)
             continue;
         uint64_t in, out;
-        rp_counts(&op, herd_comm_size(c), &in, &out);
+        rp_counts(t, &op, herd_comm_size(c), herd_comm_rank(c), &in, &out);
         size_t es = herd_dtype_size((herd_dtype_t)op.dtype);
         rp_buf_t *b = &s->bufs[op.async == TRACE_NONE ? 0 : 1 + op.async];
         if (in * es > b->send_bytes)
@@ -147,6 +167,39 @@ static herd_status_t rp_groups(rp_rank_t *s)
     return st;
 }
 
+/* The *_v kinds: the op's counts as the API takes them (for all_to_all_v
+ * this rank's row and column of the split matrix). */
+static herd_status_t rp_v_call(const trace_t *t, herd_comm_t *c,
+                               const trace_op_t *op, const rp_buf_t *b,
+                               herd_req_t **req)
+{
+    int p = herd_comm_size(c), me = herd_comm_rank(c);
+    const uint64_t *v = t->vpool + op->vcounts;
+    size_t *s = malloc(2 * (size_t)p * sizeof(*s)), *r = s ? s + p : NULL;
+    if (!s)
+        return HERD_ERR_NO_MEMORY;
+    size_t sn = 0, rn = 0;
+    int a2a = op->coll == HERD_COLL_ALL_TO_ALL_V;
+    for (int q = 0; q < p; q++) {
+        s[q] = (size_t)(a2a ? v[(uint64_t)me * (uint64_t)p + (uint64_t)q]
+                            : v[q]);
+        r[q] = a2a ? (size_t)v[(uint64_t)q * (uint64_t)p + (uint64_t)me] : 0;
+        sn += s[q];
+        rn += r[q];
+    }
+    herd_dtype_t dt = (herd_dtype_t)op->dtype;
+    herd_status_t st;
+    if (op->coll == HERD_COLL_ALL_GATHER_V)
+        st = herd_all_gather_v(c, b->send, b->recv, s, dt, req);
+    else if (op->coll == HERD_COLL_REDUCE_SCATTER_V)
+        st = herd_reduce_scatter_v(c, b->send, b->recv, s, dt,
+                                   (herd_op_t)op->redop, req);
+    else
+        st = herd_all_to_all_v(c, b->send, sn, s, b->recv, rn, r, dt, req);
+    free(s);
+    return st;
+}
+
 static herd_status_t rp_coll_call(herd_comm_t *c, const trace_op_t *op,
                                   const rp_buf_t *b, int peer, herd_req_t **req)
 {
@@ -176,6 +229,12 @@ static herd_status_t rp_coll_call(herd_comm_t *c, const trace_op_t *op,
         return herd_send(c, b->send, n, dt, peer, op->tag, req);
     case HERD_COLL_RECV:
         return herd_recv(c, b->recv, n, dt, peer, op->tag, req);
+    case HERD_COLL_MONITORED_BARRIER: {
+        /* blocking, as in torch; an async id waits on nothing */
+        if (req)
+            *req = NULL;
+        return herd_monitored_barrier(c, (double)op->dur_ns * 1e-9, op->tag);
+    }
     default:
         return HERD_ERR_INVALID_ARG;
     }
@@ -195,8 +254,11 @@ static herd_status_t rp_coll(rp_rank_t *s, const trace_op_t *op)
     int async = op->async != TRACE_NONE;
     const rp_buf_t *b = &s->bufs[async ? 1 + op->async : 0];
     int peer = trace_op_peer(op, herd_comm_rank(c), herd_comm_size(c));
-    if (!st)
-        st = rp_coll_call(c, op, b, peer, async ? &s->reqs[op->async] : NULL);
+    herd_req_t **req = async ? &s->reqs[op->async] : NULL;
+    if (!st && op->vcounts != TRACE_NONE)
+        st = rp_v_call(s->rp->trace, c, op, b, req);
+    else if (!st)
+        st = rp_coll_call(c, op, b, peer, req);
     /* a per-op algorithm lasts for that op only */
     if (op->algo != HERD_ALGO_AUTO)
         herd_comm_set_algo(c, (herd_coll_t)op->coll, saved);

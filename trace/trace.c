@@ -34,8 +34,47 @@ void trace_destroy(trace_t *t)
     free(t->variants);
     free(t->rank_lists);
     free(t->ops);
+    free(t->vpool);
     free(t->name);
     free(t);
+}
+
+herd_status_t trace_add_counts(trace_t *t, const uint64_t *v, uint32_t n,
+                               uint32_t *idx_out)
+{
+    if (n > UINT32_MAX / 2 - t->nvpool)
+        return HERD_ERR_OVERFLOW;
+    if (t->nvpool + n > t->vpool_cap) {
+        uint32_t cap = t->vpool_cap ? t->vpool_cap : 64;
+        while (cap < t->nvpool + n)
+            cap *= 2;
+        uint64_t *p = realloc(t->vpool, (size_t)cap * sizeof(*p));
+        if (!p)
+            return HERD_ERR_NO_MEMORY;
+        t->vpool = p;
+        t->vpool_cap = cap;
+    }
+    if (n)
+        memcpy(t->vpool + t->nvpool, v, (size_t)n * sizeof(*v));
+    *idx_out = t->nvpool;
+    t->nvpool += n;
+    return HERD_OK;
+}
+
+int trace_op_group_size(const trace_t *t, const trace_op_t *op)
+{
+    return op->group ? (int)trace_group(t, op->group).n : t->world_size;
+}
+
+uint64_t trace_op_vlen(const trace_t *t, const trace_op_t *op)
+{
+    uint64_t p = (uint64_t)trace_op_group_size(t, op);
+    if (op->kind != TRACE_OP_COLL)
+        return 0;
+    if (op->coll == HERD_COLL_ALL_GATHER_V ||
+        op->coll == HERD_COLL_REDUCE_SCATTER_V)
+        return p;
+    return op->coll == HERD_COLL_ALL_TO_ALL_V ? p * p : 0;
 }
 
 /* Grow an array of `size`-byte items so it holds n + 1. */
@@ -65,7 +104,8 @@ trace_op_t trace_op_default(trace_op_kind_t kind)
                         .peer = -1,
                         .async = TRACE_NONE,
                         .label = TRACE_NONE,
-                        .ranks = TRACE_NONE};
+                        .ranks = TRACE_NONE,
+                        .vcounts = TRACE_NONE};
 }
 
 herd_status_t trace_add_op(trace_t *t, const trace_op_t *op)

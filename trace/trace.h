@@ -53,8 +53,11 @@ typedef struct trace_op {
     uint32_t ranks;   /* rank set index; TRACE_NONE: every rank */
     uint32_t var_off; /* variants[var_off .. +nvar) */
     uint32_t nvar;
+    uint32_t vcounts; /* the *_v kinds: vpool[vcounts ..) holds their
+                         counts, trace_op_vlen of them; TRACE_NONE: none */
     uint64_t count;  /* elements */
-    uint64_t dur_ns; /* compute */
+    uint64_t dur_ns; /* compute; monitored_barrier: its timeout (0: the
+                        comm's), with tag 1 for wait_all_ranks */
 } trace_op_t;
 
 /* How one op differs on one rank. */
@@ -100,6 +103,8 @@ typedef struct trace {
     uint32_t nstrings, strings_cap;
     char **async_names; /* async slot -> name */
     uint32_t nasync;
+    uint64_t *vpool; /* counts of the *_v kinds (trace_op_t.vcounts) */
+    uint32_t nvpool, vpool_cap;
 } trace_t;
 
 herd_status_t trace_create(int world_size, trace_t **out);
@@ -120,6 +125,17 @@ herd_status_t trace_add_variant(trace_t *t, uint32_t op_index,
 /* Start a per-rank list: following trace_add_op calls go to it. */
 herd_status_t trace_begin_rank_list(trace_t *t, int rank);
 void trace_end_rank_list(trace_t *t);
+
+/* Counts of a *_v op: n values appended to vpool, their offset in
+ * *idx_out. all_gather_v and reduce_scatter_v have one per rank of the
+ * op's group (rank r's block); all_to_all_v a row-major p x p matrix
+ * (row i: what rank i sends to each rank). */
+herd_status_t trace_add_counts(trace_t *t, const uint64_t *v, uint32_t n,
+                               uint32_t *idx_out);
+/* The op's group size and how many counts its vcounts holds (p, p * p,
+ * or 0 for the other kinds). */
+int trace_op_group_size(const trace_t *t, const trace_op_t *op);
+uint64_t trace_op_vlen(const trace_t *t, const trace_op_t *op);
 
 /* A trace_op with default fields (blocking, no label, all ranks). */
 trace_op_t trace_op_default(trace_op_kind_t kind);

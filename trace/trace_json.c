@@ -136,7 +136,8 @@ static herd_status_t tj_check_keys(tj_ctx_t *c, json_t *o, int kind)
 {
     static const char *common = " op label ranks per_rank ";
     static const char *coll = " count bytes dtype reduce root peer tag group "
-                              "async algo ";
+                              "async algo counts splits timeout_s "
+                              "wait_all_ranks ";
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v)
@@ -234,6 +235,93 @@ static herd_status_t tj_peer(tj_ctx_t *c, json_t *o, const char *key,
     return HERD_OK;
 }
 
+static int tj_is_v(int coll)
+{
+    return coll == HERD_COLL_ALL_GATHER_V ||
+           coll == HERD_COLL_REDUCE_SCATTER_V || coll == HERD_COLL_ALL_TO_ALL_V;
+}
+
+/* One array of n counts into v (a row of splits when row >= 0). */
+static herd_status_t tj_counts_row(tj_ctx_t *c, json_t *a, const char *key,
+                                   long row, uint64_t n, uint64_t *v)
+{
+    char what[48] = "";
+    if (row >= 0)
+        snprintf(what, sizeof(what), "row %ld: ", row);
+    if (!json_is_array(a) || json_array_size(a) != n)
+        return tj_fail(c, key, "%sexpected an array of %llu counts (one per "
+                       "rank of the op's group)",
+                       what, (unsigned long long)n);
+    for (uint64_t i = 0; i < n; i++) {
+        json_t *x = json_array_get(a, i);
+        if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+            (unsigned long long)json_integer_value(x) > TJ_MAX_COUNT)
+            return tj_fail(c, key, "%sitem %llu: expected a count in [0, "
+                           "2^50]",
+                           what, (unsigned long long)i);
+        v[i] = (uint64_t)json_integer_value(x);
+    }
+    return HERD_OK;
+}
+
+/* all_gather_v / reduce_scatter_v: "counts": [one per rank of the
+ * group]; all_to_all_v: "splits": [[what rank i sends rank j]]. */
+static herd_status_t tj_vcounts(tj_ctx_t *c, json_t *o, trace_op_t *op)
+{
+    int a2a = op->coll == HERD_COLL_ALL_TO_ALL_V;
+    const char *key = a2a ? "splits" : "counts";
+    const char *other = a2a ? "counts" : "splits";
+    if (json_object_get(o, other))
+        return tj_fail(c, other, "%s takes \"%s\"",
+                       herd_coll_name((herd_coll_t)op->coll), key);
+    if (json_object_get(o, "count") || json_object_get(o, "bytes"))
+        return tj_fail(c, json_object_get(o, "count") ? "count" : "bytes",
+                       "%s takes \"%s\" (per rank), not a count",
+                       herd_coll_name((herd_coll_t)op->coll), key);
+    json_t *a = json_object_get(o, key);
+    if (!a)
+        return tj_fail(c, key, "missing; %s needs %s",
+                       herd_coll_name((herd_coll_t)op->coll),
+                       a2a ? "a matrix of split sizes" : "a count per rank");
+    uint64_t p = (uint64_t)trace_op_group_size(c->t, op), n = a2a ? p * p : p;
+    uint64_t *v = malloc((size_t)(n ? n : 1) * sizeof(*v));
+    if (!v)
+        return HERD_ERR_NO_MEMORY;
+    herd_status_t st = HERD_OK;
+    if (!a2a) {
+        st = tj_counts_row(c, a, key, -1, p, v);
+    } else if (!json_is_array(a) || json_array_size(a) != p) {
+        st = tj_fail(c, key, "expected %llu rows (one per rank of the op's "
+                     "group)",
+                     (unsigned long long)p);
+    } else {
+        for (uint64_t i = 0; i < p && !st; i++)
+            st = tj_counts_row(c, json_array_get(a, i), key, (long)i, p,
+                               v + i * p);
+    }
+    if (!st)
+        st = trace_add_counts(c->t, v, (uint32_t)n, &op->vcounts);
+    free(v);
+    return st;
+}
+
+/* monitored_barrier: "timeout_s" (0 or absent: the comm's) and
+ * "wait_all_ranks". */
+static herd_status_t tj_monitored(tj_ctx_t *c, json_t *o, trace_op_t *op)
+{
+    json_t *t = json_object_get(o, "timeout_s");
+    json_t *w = json_object_get(o, "wait_all_ranks");
+    if (t && (!json_is_number(t) || !(json_number_value(t) >= 0) ||
+              json_number_value(t) * 1e9 > TJ_MAX_DUR_NS))
+        return tj_fail(c, "timeout_s", "expected a non-negative number of "
+                       "seconds");
+    if (w && !json_is_boolean(w))
+        return tj_fail(c, "wait_all_ranks", "expected true or false");
+    op->dur_ns = t ? (uint64_t)llround(json_number_value(t) * 1e9) : 0;
+    op->tag = json_is_true(w);
+    return HERD_OK;
+}
+
 static herd_status_t tj_coll(tj_ctx_t *c, json_t *o, trace_op_t *op)
 {
     int dtype = op->dtype, redop = op->redop, algo = op->algo, have;
@@ -256,9 +344,25 @@ static herd_status_t tj_coll(tj_ctx_t *c, json_t *o, trace_op_t *op)
     op->algo = (uint8_t)algo;
     op->tag = (int32_t)tag;
     op->group = (uint16_t)group;
+    int mb = op->coll == HERD_COLL_MONITORED_BARRIER;
+    if (!tj_is_v(op->coll) && (json_object_get(o, "counts") ||
+                               json_object_get(o, "splits")))
+        return tj_fail(c, json_object_get(o, "counts") ? "counts" : "splits",
+                       "only the *_v collectives take per-rank counts");
+    if (!mb && (json_object_get(o, "timeout_s") ||
+                json_object_get(o, "wait_all_ranks")))
+        return tj_fail(c, json_object_get(o, "timeout_s") ? "timeout_s"
+                                                          : "wait_all_ranks",
+                       "only monitored_barrier takes it");
+    if (mb && json_object_get(o, "tag"))
+        return tj_fail(c, "tag", "monitored_barrier takes no tag");
+    if (tj_is_v(op->coll) && (st = tj_vcounts(c, o, op)))
+        return st;
+    if (mb && (st = tj_monitored(c, o, op)))
+        return st;
     if ((st = tj_count(c, o, dtype, &op->count, &have)))
         return st;
-    if (!have && op->coll != HERD_COLL_BARRIER)
+    if (!have && op->coll != HERD_COLL_BARRIER && !mb && !tj_is_v(op->coll))
         return tj_fail(c, "count",
                        "missing; expected the element count "
                        "(or bytes)");
@@ -367,6 +471,14 @@ static herd_status_t tj_variant(tj_ctx_t *c, json_t *o, const trace_op_t *op,
                        "into another");
     v->coll = (uint8_t)coll;
     v->fields |= json_object_get(o, "op") ? TRACE_VAR_COLL : 0;
+    int special = tj_is_v(op->coll) || tj_is_v(coll) ||
+                  op->coll == HERD_COLL_MONITORED_BARRIER ||
+                  coll == HERD_COLL_MONITORED_BARRIER;
+    if (special && (v->fields & (TRACE_VAR_COUNT | TRACE_VAR_COLL)))
+        return tj_fail(c, v->fields & TRACE_VAR_COUNT ? "count" : "op",
+                       "a per_rank change cannot touch the counts of the "
+                       "*_v collectives or monitored_barrier (their counts "
+                       "are per rank already)");
     v->label = TRACE_NONE;
     if ((st = tj_label(c, o, &v->label)))
         return st;

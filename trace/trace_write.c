@@ -17,7 +17,27 @@ static int tw_is_p2p(int coll)
 static int tw_has_reduce(int coll)
 {
     return coll == HERD_COLL_ALL_REDUCE || coll == HERD_COLL_REDUCE ||
-           coll == HERD_COLL_REDUCE_SCATTER;
+           coll == HERD_COLL_REDUCE_SCATTER ||
+           coll == HERD_COLL_REDUCE_SCATTER_V;
+}
+
+/* The *_v kinds' per-rank counts: "counts" (one per rank) or "splits"
+ * (a row per rank). */
+static void tw_vcounts(const trace_t *t, const trace_op_t *op, json_t *o)
+{
+    uint64_t p = (uint64_t)trace_op_group_size(t, op);
+    const uint64_t *v = t->vpool + op->vcounts;
+    int a2a = op->coll == HERD_COLL_ALL_TO_ALL_V;
+    json_t *a = json_array();
+    for (uint64_t i = 0; i < p; i++) {
+        json_t *row = a2a ? json_array() : a;
+        for (uint64_t j = 0; j < (a2a ? p : 1); j++)
+            json_array_append_new(
+                row, json_integer((json_int_t)v[a2a ? i * p + j : i]));
+        if (a2a)
+            json_array_append_new(a, row);
+    }
+    json_object_set_new(o, a2a ? "splits" : "counts", a);
 }
 
 static json_t *tw_peer(int32_t peer, int rel)
@@ -39,18 +59,27 @@ static const char *tw_kind_name(const trace_op_t *op)
 
 static void tw_coll_fields(const trace_t *t, const trace_op_t *op, json_t *o)
 {
-    if (op->coll != HERD_COLL_BARRIER) {
+    int mb = op->coll == HERD_COLL_MONITORED_BARRIER;
+    if (op->vcounts != TRACE_NONE) {
+        tw_vcounts(t, op, o);
+        json_object_set_new(
+            o, "dtype", json_string(herd_dtype_name((herd_dtype_t)op->dtype)));
+    } else if (op->coll != HERD_COLL_BARRIER && !mb) {
         json_object_set_new(o, "count", json_integer((json_int_t)op->count));
         json_object_set_new(
             o, "dtype", json_string(herd_dtype_name((herd_dtype_t)op->dtype)));
     }
+    if (mb && op->dur_ns)
+        json_object_set_new(o, "timeout_s", json_real((double)op->dur_ns / 1e9));
+    if (mb && op->tag)
+        json_object_set_new(o, "wait_all_ranks", json_true());
     if (tw_has_reduce(op->coll))
         json_object_set_new(o, "reduce",
                             json_string(herd_op_name((herd_op_t)op->redop)));
     if (op->peer >= 0 || op->peer_rel)
         json_object_set_new(o, tw_is_p2p(op->coll) ? "peer" : "root",
                             tw_peer(op->peer, op->peer_rel));
-    if (op->tag)
+    if (op->tag && !mb)
         json_object_set_new(o, "tag", json_integer(op->tag));
     if (op->group)
         json_object_set_new(o, "group", json_integer(op->group));
