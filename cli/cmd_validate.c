@@ -7,6 +7,7 @@
  * latency and bandwidth to the simulator. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,10 @@
 
 static const char usage[] =
     "usage: herd validate SCENARIO -o DIR [--hosts N] [--bandwidth RATE]\n"
-    "         [--nproc N] [--colls C1,C2,...] [--set KEY=VALUE]...\n"
-    "         [--no-calibrate] [--calibrate-bytes B] [--keep-testbed]\n"
-    "         [--timeout S]\n"
+    "         [--rates R1,R2,...] [--nproc N] [--colls C1,C2,...]\n"
+    "         [--set KEY=VALUE]... [--no-calibrate] [--calibrate-bytes B]\n"
+    "         [--calibration FILE] [--torch [--python PATH]]\n"
+    "         [--keep-testbed] [--timeout S]\n"
     "Runs SCENARIO's workload on the simulator and on the tcp engine, and\n"
     "compares them. Real runs use the testbed (as root: N hosts, default\n"
     "the scenario's world size, links shaped to RATE, default the\n"
@@ -34,9 +36,20 @@ static const char usage[] =
     "calibrate) runs first unless --no-calibrate. Writes DIR/report.md,\n"
     "per-workload timelines and compare plots; the last line printed is\n"
     "the overall median and p95 |error| in percent.\n"
-    "Exit: 0 ok, 1 a run failed, 2 bad usage or input, 77 no testbed here.\n";
+    "--torch: the measured side is real PyTorch DDP (gloo) running the\n"
+    "scenario's DDP job, one rank per host, with PATH's torch (default\n"
+    "/usr/bin/python3); rows per bucket and per step.\n"
+    "--rates: one validation per link rate (DIR/<rate>/), then\n"
+    "DIR/summary.md and summary.tsv (per rate and algorithm: median, p95\n"
+    "and max |error|, rows within 10%%) and the plot DIR/summary.png.\n"
+    "--calibration FILE: the links as an earlier calibration measured them.\n"
+    "Exit: 0 ok, 1 a run failed, 2 bad usage or input, 77 no testbed (or,\n"
+    "with --torch, no importable torch) here.\n";
 
-int validate_run_self(char *const argv[], const char *log_path)
+/* Fork, exec argv (execv of `path`, or execvp of argv[0] when path is
+ * NULL) with stdout and stderr appended to log_path; the exit code. */
+static int run_logged(const char *path, char *const argv[],
+                      const char *log_path)
 {
     pid_t pid = fork();
     if (pid < 0)
@@ -47,7 +60,12 @@ int validate_run_self(char *const argv[], const char *log_path)
             dup2(fd, 1);
             dup2(fd, 2);
         }
-        execv("/proc/self/exe", argv);
+        if (path)
+            execv(path, argv);
+        else
+            execvp(argv[0], argv);
+        fprintf(stderr, "herd validate: cannot run %s: %s\n",
+                path ? path : argv[0], strerror(errno));
         _exit(127);
     }
     int st;
@@ -55,6 +73,41 @@ int validate_run_self(char *const argv[], const char *log_path)
         if (errno != EINTR)
             return -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int validate_run_prog(char *const argv[], const char *log_path)
+{
+    return run_logged(NULL, argv, log_path);
+}
+
+int validate_run_self(char *const argv[], const char *log_path)
+{
+    return run_logged("/proc/self/exe", argv, log_path);
+}
+
+/* --rates R1,R2,...: rates in bits/s, names kept for folders and tables. */
+static int parse_rates(const char *list, vopts_t *o)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", list);
+    o->nrates = 0;
+    for (char *save = NULL, *r = strtok_r(buf, ",", &save); r;
+         r = strtok_r(NULL, ",", &save)) {
+        if (o->nrates == V_MAX_RATES)
+            return cli_usage_error("validate", "--rates: at most %d rates",
+                                   V_MAX_RATES);
+        double bps;
+        if (cli_parse_rate(r, &bps) || bps <= 0 || strlen(r) >= 32 ||
+            strchr(r, '/'))
+            return cli_usage_error("validate", "--rates: bad rate '%s' (e.g. "
+                                   "50Mbit,200Mbit,1Gbit)", r);
+        o->rates[o->nrates] = bps;
+        snprintf(o->rate_names[o->nrates], sizeof(o->rate_names[0]), "%s", r);
+        o->nrates++;
+    }
+    if (o->nrates == 0)
+        return cli_usage_error("validate", "--rates: no rate given");
+    return 0;
 }
 
 static int parse_opts(int argc, char **argv, vopts_t *o)
@@ -94,7 +147,17 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
         else if (!strcmp(a, "--timeout") && more) {
             if (cli_parse_double(argv[++i], &o->timeout_s) || o->timeout_s <= 0)
                 return cli_usage_error("validate", "bad --timeout");
-        } else if (!strcmp(a, "--no-calibrate"))
+        } else if (!strcmp(a, "--rates") && more) {
+            int rc = parse_rates(argv[++i], o);
+            if (rc)
+                return rc;
+        } else if (!strcmp(a, "--torch"))
+            o->torch = 1;
+        else if (!strcmp(a, "--python") && more)
+            snprintf(o->python, sizeof(o->python), "%s", argv[++i]);
+        else if (!strcmp(a, "--calibration") && more)
+            o->calibration = argv[++i];
+        else if (!strcmp(a, "--no-calibrate"))
             o->calibrate = 0;
         else if (!strcmp(a, "--keep-testbed"))
             o->keep = 1;
@@ -107,6 +170,16 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
     }
     if (!o->scenario || !o->out)
         return cli_usage_error("validate", "needs SCENARIO and -o DIR");
+    if (o->nrates && (o->nproc || o->rate_bps > 0))
+        return cli_usage_error("validate", "--rates shapes the testbed: not "
+                               "with --nproc or --bandwidth");
+    if (o->nrates && o->calibration)
+        return cli_usage_error("validate", "--rates calibrates each rate: "
+                               "not with --calibration");
+    if (o->python[0] && !o->torch)
+        return cli_usage_error("validate", "--python goes with --torch");
+    if (!o->python[0])
+        snprintf(o->python, sizeof(o->python), "/usr/bin/python3");
     return 0;
 }
 
@@ -148,8 +221,6 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
                 "processes\n", why);
         return 77;
     }
-    if (testbed_state(&cur) == HERD_OK && cur.hosts == o->world)
-        return 0;
     testbed_cfg_t cfg;
     memset(&cfg, 0, sizeof(cfg));
     cfg.hosts = o->world;
@@ -159,6 +230,20 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
     for (size_t k = 0; k < sc->nrank_ovr && o->rate_bps <= 0; k++)
         if (sc->rank_ovr[k].nic_factor > 0)
             cfg.rate_bps[sc->rank_ovr[k].rank] *= sc->rank_ovr[k].nic_factor;
+    if (testbed_state(&cur) == HERD_OK) {
+        int same = cur.hosts == o->world;
+        for (int i = 0; same && i < cfg.hosts; i++)
+            same = fabs(cur.rate_bps[i] - cfg.rate_bps[i]) <=
+                   0.005 * cfg.rate_bps[i];
+        if (same)
+            return 0;
+        /* Up with other links: what is measured must be what was asked. */
+        if (testbed_down(why, sizeof(why)) != HERD_OK) {
+            fprintf(stderr, "herd validate: a testbed with other links is "
+                    "up and cannot be taken down: %s\n", why);
+            return 1;
+        }
+    }
     if (testbed_up(&cfg, why, sizeof(why)) != HERD_OK) {
         fprintf(stderr, "herd validate: testbed: %s\n", why);
         return 1;
@@ -221,7 +306,7 @@ int cli_validate_main(int argc, char **argv)
         return 2;
     o.world = o.nproc ? o.nproc : o.hosts ? o.hosts
                                           : trace_scenario_world_size(sc);
-    rc = validate_steps(&o, sc);
+    rc = o.nrates ? validate_rates(&o, sc) : validate_steps(&o, sc, NULL);
     if (o.testbed_made && !o.keep)
         testbed_down(NULL, 0);
     trace_scenario_destroy(sc);

@@ -1,7 +1,9 @@
 /* cli/cmd_validate.h - the pieces of `herd validate`: running herd itself as
- * a child (for the simulator, the testbed and the real engine), and the
- * report that sets predicted against measured per collective, algorithm
- * and size (or per bucket for DDP traces). */
+ * a child (for the simulator, the testbed and the real engine), the real
+ * PyTorch side (--torch, cmd_validate_torch.c), the sweep over link rates
+ * (--rates, cmd_validate_rates.c), and the report that sets predicted
+ * against measured per collective, algorithm and size (or per bucket and
+ * step for DDP). */
 #ifndef HERD_CLI_VALIDATE_H
 #define HERD_CLI_VALIDATE_H
 
@@ -13,6 +15,7 @@
 
 #define V_MAX_SETS 32
 #define V_MAX_WL 8
+#define V_MAX_RATES 16
 
 /* Options and derived state of one validation. */
 typedef struct vopts {
@@ -25,6 +28,12 @@ typedef struct vopts {
     char cal_bytes[32]; /* calibrate -e */
     char timeout_str[32];
     char self[1024];
+    int torch;          /* --torch: real PyTorch DDP is the measured side */
+    char python[1024];  /* --python (default /usr/bin/python3) */
+    double rates[V_MAX_RATES]; /* --rates, bits/s */
+    char rate_names[V_MAX_RATES][32];
+    int nrates;
+    const char *calibration; /* --calibration FILE: reuse, do not measure */
     /* derived */
     int world, testbed_made;
     char cal_sets[4][96];
@@ -39,27 +48,64 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc);
  * by this herd binary; returns the number of words. */
 int validate_real_argv(const vopts_t *o, const trace_scenario_t *sc,
                        char **argv, char *slow, size_t slowlen);
-/* Everything after set-up: calibrate, workloads, runs, report. */
-int validate_steps(vopts_t *o, const trace_scenario_t *sc);
+typedef struct validate_rows validate_rows_t;
+
+/* Everything after set-up: calibrate, workloads, runs, report. The
+ * report's rows are appended to all_rows when it is not NULL. */
+int validate_steps(vopts_t *o, const trace_scenario_t *sc,
+                   validate_rows_t *all_rows);
 
 /* Run this herd binary with argv (argv[0] is the subcommand), output
  * appended to `log_path`; returns the exit code (or -1). */
 int validate_run_self(char *const argv[], const char *log_path);
+/* Run the program argv[0] (looked up on PATH) the same way. */
+int validate_run_prog(char *const argv[], const char *log_path);
+
+/* --torch (cmd_validate_torch.c). 0 when `o->python` imports torch, else
+ * 77 with the reason printed; 2 when the scenario has no DDP workload. */
+int validate_torch_probe(const vopts_t *o, const trace_scenario_t *sc);
+/* Run the scenario's DDP job in real PyTorch on the real side, one rank
+ * per host, into dir/measured (torch-rank<R>.json), then align its
+ * records with the prediction (dir/predicted/timeline.json) and write
+ * dir/measured/timeline-rank<R>.json. 0 ok, 1 failed (log says why). */
+int validate_torch_measure(const vopts_t *o, const trace_scenario_t *sc,
+                           const char *dir, const char *log);
+/* Rows per step (predicted against measured step time, medians over
+ * ranks), the steps aligned from the last. */
+herd_status_t validate_torch_step_rows(const char *pred_json,
+                                       const char *meas_dir, int world,
+                                       validate_rows_t *rows, char *err,
+                                       size_t errlen);
+/* "PyTorch 2.15.0" from the measured timeline of rank 0 ("" if none). */
+void validate_torch_version(const char *meas_dir, char *buf, size_t len);
+
+/* --rates (cmd_validate_rates.c): validate_steps once per rate (a
+ * testbed shaped to it, DIR/<rate>/), then DIR/summary.md, summary.tsv,
+ * points.tsv and the plot summary.png. */
+int validate_rates(vopts_t *o, const trace_scenario_t *sc);
 
 typedef struct validate_row {
-    char name[32];   /* collective */
+    char name[32];   /* collective ("step" for step rows) */
     char algo[16];
     unsigned long long bytes;
     char label[64];
     size_t n;        /* matched records */
     double pred_us, meas_us; /* medians */
     double err;      /* (pred - meas) / meas */
+    char rate[32];   /* --rates: the link rate of the run */
 } validate_row_t;
 
-typedef struct validate_rows {
+struct validate_rows {
     validate_row_t *rows;
     size_t n, cap;
-} validate_rows_t;
+};
+
+/* Append a row (copied); HERD_ERR_NO_MEMORY. */
+herd_status_t validate_rows_add(validate_rows_t *rows,
+                                const validate_row_t *row);
+/* Median of |err| over the rows with matches, and p95 and max. */
+void validate_rows_stats(const validate_row_t *const *rows, size_t n,
+                         double *median, double *p95, double *max);
 
 /* Group the matched collective records of one workload (timed ops only:
  * label "warmup" is left out) into rows and append them. e2e gets the

@@ -65,21 +65,52 @@ static validate_row_t *row_for(validate_rows_t *rows, size_t first,
             w->bytes == r->bytes && !strcmp(w->label, label))
             return w;
     }
+    validate_row_t nw;
+    memset(&nw, 0, sizeof(nw));
+    snprintf(nw.name, sizeof(nw.name), "%s", name);
+    snprintf(nw.algo, sizeof(nw.algo), "%s", algo);
+    snprintf(nw.label, sizeof(nw.label), "%s", label);
+    nw.bytes = r->bytes;
+    if (validate_rows_add(rows, &nw) != HERD_OK)
+        return NULL;
+    return &rows->rows[rows->n - 1];
+}
+
+herd_status_t validate_rows_add(validate_rows_t *rows,
+                                const validate_row_t *row)
+{
     if (rows->n == rows->cap) {
         size_t cap = rows->cap ? rows->cap * 2 : 32;
         validate_row_t *nr = realloc(rows->rows, cap * sizeof(*nr));
         if (!nr)
-            return NULL;
+            return HERD_ERR_NO_MEMORY;
         rows->rows = nr;
         rows->cap = cap;
     }
-    validate_row_t *w = &rows->rows[rows->n++];
-    memset(w, 0, sizeof(*w));
-    snprintf(w->name, sizeof(w->name), "%s", name);
-    snprintf(w->algo, sizeof(w->algo), "%s", algo);
-    snprintf(w->label, sizeof(w->label), "%s", label);
-    w->bytes = r->bytes;
-    return w;
+    rows->rows[rows->n++] = *row;
+    return HERD_OK;
+}
+
+void validate_rows_stats(const validate_row_t *const *rows, size_t n,
+                         double *median, double *p95, double *max)
+{
+    double *errs = malloc((n ? n : 1) * sizeof(double));
+    size_t k = 0;
+    for (size_t i = 0; errs && i < n; i++)
+        if (rows[i]->n)
+            errs[k++] = fabs(rows[i]->err);
+    double med = 0, p = 0, mx = 0;
+    if (errs && k) {
+        qsort(errs, k, sizeof(double), cmp_double);
+        med = k % 2 ? errs[k / 2] : (errs[k / 2 - 1] + errs[k / 2]) / 2;
+        size_t i95 = (size_t)ceil(0.95 * (double)k);
+        p = errs[i95 > 0 ? i95 - 1 : 0];
+        mx = errs[k - 1];
+    }
+    free(errs);
+    *median = med;
+    *p95 = p;
+    *max = mx;
 }
 
 /* Pairs (pred, meas) per row, then medians. pairs holds 2 doubles per
@@ -255,7 +286,8 @@ void validate_write_report(FILE *f, const char *scenario,
                            const validate_rows_t *rows, const char *setup,
                            double *median_out, double *p95_out)
 {
-    double *errs = malloc((rows->n ? rows->n : 1) * sizeof(double));
+    const validate_row_t **all =
+        malloc((rows->n ? rows->n : 1) * sizeof(*all));
     size_t k = 0;
     fprintf(f, "# herd validate: %s\n\n%s\n\n", scenario, setup);
     fprintf(f, "| collective | algorithm | size | label | n | predicted (ms) "
@@ -267,17 +299,12 @@ void validate_write_report(FILE *f, const char *scenario,
         fprintf(f, "| %s | %s | %s | %s | %zu | %.3f | %.3f | %+.1f%% |\n",
                 w->name, w->algo, size, w->label, w->n, w->pred_us / 1e3,
                 w->meas_us / 1e3, w->err * 100);
-        if (errs && w->n)
-            errs[k++] = fabs(w->err);
+        if (all && w->n)
+            all[k++] = w;
     }
-    double med = 0, p95 = 0;
-    if (errs && k) {
-        qsort(errs, k, sizeof(double), cmp_double);
-        med = k % 2 ? errs[k / 2] : (errs[k / 2 - 1] + errs[k / 2]) / 2;
-        size_t i95 = (size_t)ceil(0.95 * (double)k);
-        p95 = errs[i95 > 0 ? i95 - 1 : 0];
-    }
-    free(errs);
+    double med = 0, p95 = 0, mx = 0;
+    validate_rows_stats(all, all ? k : 0, &med, &p95, &mx);
+    free(all);
     fprintf(f, "\nOver %zu rows: median |error| %.1f%%, p95 |error| %.1f%%.\n",
             k, med * 100, p95 * 100);
     *median_out = med;

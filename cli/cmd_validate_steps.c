@@ -34,6 +34,8 @@ static int calibrate(vopts_t *o, const trace_scenario_t *sc)
     char *argv[32];
     path_join(out, sizeof(out), o->out, "calibration.yaml");
     path_join(log, sizeof(log), o->out, "calibration.log");
+    if (o->calibration) /* --calibration: an earlier run's, as measured */
+        snprintf(out, sizeof(out), "%s", o->calibration);
     int n = validate_real_argv(o, sc, argv, slow, sizeof(slow));
     argv[n++] = "calibrate";
     if (o->cal_bytes[0]) {
@@ -43,11 +45,14 @@ static int calibrate(vopts_t *o, const trace_scenario_t *sc)
     argv[n++] = "-o";
     argv[n++] = out;
     argv[n] = NULL;
-    printf("validate: calibrating the links (log: %s)\n", log);
-    fflush(stdout);
-    if (validate_run_self(argv, log) != 0) {
-        fprintf(stderr, "herd validate: calibration failed, see %s\n", log);
-        return 1;
+    if (!o->calibration) {
+        printf("validate: calibrating the links (log: %s)\n", log);
+        fflush(stdout);
+        if (validate_run_self(argv, log) != 0) {
+            fprintf(stderr, "herd validate: calibration failed, see %s\n",
+                    log);
+            return 1;
+        }
     }
     trace_scenario_t *cal = NULL;
     if (trace_scenario_load(out, &cal, err, sizeof(err)) != HERD_OK) {
@@ -244,16 +249,30 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
     printf("validate: %s: predicting, measuring, comparing (log: %s)\n",
            w->name, log);
     fflush(stdout);
-    if (predict(o, w, dir, log) != 0 || measure(o, sc, w, dir, log) != 0 ||
-        compare(o, dir, log) != 0) {
+    if (predict(o, w, dir, log) != 0) {
+        fprintf(stderr, "herd validate: %s failed, see %s\n", w->name, log);
+        return 1;
+    }
+    /* --torch: real PyTorch measures, its records aligned to the
+     * prediction's, so that compare and the report read them as any. */
+    if (o->torch ? validate_torch_measure(o, sc, dir, log) != 0
+                 : measure(o, sc, w, dir, log) != 0) {
+        fprintf(stderr, "herd validate: %s failed, see %s\n", w->name, log);
+        return 1;
+    }
+    if (compare(o, dir, log) != 0) {
         fprintf(stderr, "herd validate: %s failed, see %s\n", w->name, log);
         return 1;
     }
     double e2e[4] = {0, 0, 0, 0};
     path_join(pred, sizeof(pred), dir, "predicted/timeline.json");
     path_join(mdir, sizeof(mdir), dir, "measured");
-    if (validate_collect(pred, mdir, o->world, rows, e2e, err,
-                         sizeof(err)) != HERD_OK) {
+    herd_status_t st = validate_collect(pred, mdir, o->world, rows, e2e, err,
+                                        sizeof(err));
+    if (st == HERD_OK && o->torch)
+        st = validate_torch_step_rows(pred, mdir, o->world, rows, err,
+                                      sizeof(err));
+    if (st != HERD_OK) {
         fprintf(stderr, "herd validate: %s: %s\n", w->name, err);
         return 1;
     }
@@ -272,11 +291,14 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
     return 0;
 }
 
-int validate_steps(vopts_t *o, const trace_scenario_t *sc)
+int validate_steps(vopts_t *o, const trace_scenario_t *sc,
+                   validate_rows_t *all_rows)
 {
     vwork_t wl[V_MAX_WL];
     int nwl = 0, rc;
     mkdir(o->out, 0755);
+    if (o->torch && (rc = validate_torch_probe(o, sc)) != 0)
+        return rc;
     if (!o->nproc && (rc = validate_setup_testbed(o, sc)) != 0)
         return rc;
     if ((rc = workloads(o, sc, wl, &nwl)) != 0)
@@ -288,12 +310,22 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc)
     FILE *sum = fmemopen(setup, sizeof(setup), "w");
     if (!sum)
         return 1;
-    fprintf(sum, "Real side: %s with %d ranks; simulator: %s%s%s.\n\n",
+    fprintf(sum, "Real side: %s with %d ranks%s; simulator: %s%s.\n\n",
             o->nproc ? "local processes (herd launch)" : "the testbed",
-            o->world, o->ncal ? "calibrated link " : "the scenario's links",
-            o->ncal ? o->cal_sets[0] : "", o->ncal ? "" : "");
+            o->world,
+            o->torch ? ", measured by real PyTorch DDP (gloo)" : "",
+            o->ncal ? "calibrated link " : "the scenario's links",
+            o->ncal ? o->cal_sets[0] : "");
     for (int i = 0; i < nwl && rc == 0; i++)
         rc = run_workload(o, sc, &wl[i], &rows, sum);
+    if (rc == 0 && o->torch) {
+        char mdir[1024], ver[64];
+        snprintf(mdir, sizeof(mdir), "%s/%s/measured", o->out, wl[0].name);
+        validate_torch_version(mdir, ver, sizeof(ver));
+        fprintf(sum, "- measured with %s (%s), one rank per host; the "
+                "model: the scenario's parameters, computing for the "
+                "times herd models\n", ver, o->python);
+    }
     fclose(sum);
     if (rc == 0) {
         char path[1024];
@@ -310,6 +342,9 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc)
                    "%.1f%%\n", rows.n, med * 100, p95 * 100);
         }
     }
+    for (size_t i = 0; rc == 0 && all_rows && i < rows.n; i++)
+        if (validate_rows_add(all_rows, &rows.rows[i]) != HERD_OK)
+            rc = 1;
     free(rows.rows);
     return rc;
 }

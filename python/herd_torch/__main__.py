@@ -1,4 +1,5 @@
 """python3 -m herd_torch export SPEC [options] -o FILE
+python3 -m herd_torch ddp-run --spec JOB.json -o DIR   (herd validate --torch)
 
 SPEC names a callable that returns the nn.Module: 'package.module:name'
 (name may be dotted, e.g. 'mypkg.nets:Zoo.small'), called with the
@@ -93,12 +94,29 @@ def _parser():
     ex.add_argument("--name", help="model name in the file "
                     "(default: the callable's name)")
     ex.add_argument("--seed", type=int, default=0)
+    dr = sub.add_parser("ddp-run", help="one rank of a real DDP job from "
+                        "herd's job spec, timed (herd validate --torch)")
+    dr.add_argument("--spec", required=True, help="job spec (JSON)")
+    dr.add_argument("-o", "--out", required=True, help="output folder")
+    dr.add_argument("--threads", type=int, default=1,
+                    help="torch.set_num_threads (default 1)")
     return ap
+
+
+def _ddp_run(a):
+    from . import ddp_run
+    try:
+        spec = ddp_run.load_spec(a.spec)
+    except (OSError, ValueError) as e:
+        _die("ddp-run: %s" % e)
+    return ddp_run.run(spec, a.out, threads=a.threads)
 
 
 def main(argv=None):
     ap = _parser()
     a = ap.parse_args(argv)
+    if a.cmd == "ddp-run":
+        return _ddp_run(a)
     if a.cmd != "export":
         ap.print_help(sys.stderr)
         return 2
