@@ -120,7 +120,7 @@ uint64_t core_flight_add(core_flight_t *f, const herd_comm_t *c,
         return 0;
     uint64_t id = ++f->next_id;
     int p2p = a->coll == HERD_COLL_SEND || a->coll == HERD_COLL_RECV;
-    double tmo = c->timeout_s * 1e3;
+    double tmo = (a->timeout_s > 0 ? a->timeout_s : c->timeout_s) * 1e3;
     size_t es = herd_dtype_size(a->dtype);
     note_group(f, c);
     *e = (core_fr_entry_t){
@@ -129,8 +129,8 @@ uint64_t core_flight_add(core_flight_t *f, const herd_comm_t *c,
         .coll_seq = p2p ? c->seq : a->seq,
         .p2p_seq = p2p ? a->seq : c->p2p_seq,
         .count = a->count,
-        .in_bytes = core_coll_send_count(a->coll, a->count, c->size) * es,
-        .out_bytes = core_coll_recv_count(a->coll, a->count, c->size) * es,
+        .in_bytes = core_args_send_count(a, c->size) * es,
+        .out_bytes = core_args_recv_count(a, c->size) * es,
         .t_scheduled = t,
         .timeout_ms = tmo > 0 && tmo < 4e9 ? (uint32_t)tmo : UINT32_MAX,
         .group = c->group_id,
@@ -274,14 +274,14 @@ herd_status_t core_flight_dump_api(herd_comm_t *comm, const core_flight_t *f,
                                    const core_flight_meta_t *m, const char *dir)
 {
     const char *d = dir ? dir : core_flight_dir();
-    if (!d)
-        return core_comm_error(comm, HERD_ERR_INVALID_ARG,
-                               "flight dump: no directory (pass one, or set "
-                               "HERD_FLIGHT_DIR)");
     if (f->off)
         return core_comm_error(comm, HERD_ERR_UNSUPPORTED,
                                "flight dump: the flight record is off "
                                "(HERD_FLIGHT_ENTRIES=0)");
+    if (!d)
+        return core_comm_error(comm, HERD_ERR_INVALID_ARG,
+                               "flight dump: no directory (pass one, or set "
+                               "HERD_FLIGHT_DIR)");
     herd_status_t st = core_flight_dump(f, m, d);
     return st == HERD_OK ? st
                          : core_comm_error(comm, st,
