@@ -634,8 +634,6 @@ static const scn_field_t scn_straggler_fields[] = {
      sizeof(herd_link_override_t), NULL},
     {"jitter", scn_f_map, 0, scn_jitter_fields, 0, 0, 0, 0, NULL},
     {"grads", scn_f_grads, 0, NOARG},
-    {"data", scn_f_seq, SC(data_slow), scn_data_slow_fields, 0, 0,
-     SC(ndata_slow), sizeof(trace_data_straggler_t), NULL},
     {NULL, NULL, 0, NOARG}};
 
 /* stragglers: a mapping of the kinds above, or (the short form) a
