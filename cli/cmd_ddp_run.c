@@ -268,6 +268,8 @@ int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
                 ddp_err_place(sc, err, place, sizeof(place)), err);
         return 2;
     }
+    wl_data_t data = wl_data_of(sc); /* borrows sc's arrays */
+    ddp_job_set_data(*out, &data);
     /* a model without compute predicts communication alone: say so, once
      * per process (a sweep builds many jobs); measured timelines (ddp
      * report) need none */

@@ -306,6 +306,7 @@ herd_status_t trace_scenario_create(trace_scenario_t **out)
         return HERD_ERR_NO_MEMORY;
     }
     herd_sim_opts_init(&sc->sim);
+    sc->data.prefetch_factor = 2; /* DataLoader's default */
     sc->sweep = (trace_sweep_t){.coll = HERD_COLL_ALL_REDUCE,
                                 .algos = {HERD_ALGO_AUTO},
                                 .nalgos = 1,
@@ -342,6 +343,7 @@ void trace_scenario_destroy(trace_scenario_t *sc)
     free(sc->trace_path);
     free(sc->faults);
     scn_grads_free(sc->grads, sc->ngrads);
+    free(sc->data_slow);
     free(sc->link_ovr);
     free(sc->rank_ovr);
     free(sc->name);
@@ -615,6 +617,11 @@ static herd_status_t scn_validate_ranks(const trace_scenario_t *sc, int world,
             SCN_FAIL("stragglers.grads[%zu]: rank %d does not exist (world "
                      "size %d)",
                      i, sc->grads[i].rank, world);
+    for (size_t i = 0; i < sc->ndata_slow; i++)
+        if (sc->data_slow[i].rank >= world)
+            SCN_FAIL("stragglers.data[%zu]: rank %d does not exist (world "
+                     "size %d)",
+                     i, sc->data_slow[i].rank, world);
     for (size_t i = 0; i < sc->nfaults; i++) {
         const herd_fault_t *f = &sc->faults[i];
         if (f->rank >= world)

@@ -59,6 +59,21 @@ typedef struct trace_grad_straggler {
     int line, column; /* the param's place in the file; 0 from --set */
 } trace_grad_straggler_t;
 
+/* data: the data-loading phase before each forward (PyTorch's DataLoader;
+ * workload/common/data.h models it for every workload). */
+typedef struct trace_data {
+    double load_s;       /* one batch on one worker; 0: not modelled */
+    int num_workers;     /* 0: loaded in the training process */
+    int prefetch_factor; /* batches each worker loads ahead (default 2) */
+    double jitter;       /* sigma of a per-rank, per-batch lognormal factor */
+} trace_data_t;
+
+/* stragglers.data: one rank's data loading slowed by `factor`. */
+typedef struct trace_data_straggler {
+    int rank;
+    double factor;
+} trace_data_straggler_t;
+
 typedef struct trace_scenario {
     char *path; /* file it was read from ("" for defaults) */
     char *name;
@@ -71,6 +86,9 @@ typedef struct trace_scenario {
     size_t nfaults;
     trace_grad_straggler_t *grads; /* stragglers.grads (DDP, FSDP) */
     size_t ngrads;
+    trace_data_t data;                   /* data: loading before forward */
+    trace_data_straggler_t *data_slow; /* stragglers.data */
+    size_t ndata_slow;
     /* collectives */
     herd_algo_t algo[HERD_COLL_COUNT]; /* AUTO: engine default */
     int channels;                      /* 0: engine default */

@@ -535,6 +535,36 @@ static const scn_field_t scn_jitter_fields[] = {
     {"sigma", scn_f_double, SC(sim.jitter_sigma), NUM(0, 10)},
     {NULL, NULL, 0, NOARG}};
 
+/* A time in seconds written bare (`load_s: 0.05`) or with a unit
+ * (`50ms`). */
+static herd_status_t scn_f_secs(scn_ctx_t *c, struct fy_node *n, void *base,
+                                const scn_field_t *f)
+{
+    const char *s = n && fy_node_is_scalar(n) ? fy_node_get_scalar0(n) : NULL;
+    char *end = NULL;
+    if (s && *s)
+        (void)strtod(s, &end);
+    if (s && *s && end && !*end)
+        return scn_f_double(c, n, base, f);
+    return scn_f_time(c, n, base, f);
+}
+
+#define DS(member) offsetof(trace_data_straggler_t, member)
+static const scn_field_t scn_data_slow_fields[] = {
+    {"rank", scn_f_int, DS(rank), NUM(0, 1 << 20)},
+    {"factor", scn_f_double, DS(factor), NUM(1e-6, 1e6)},
+    {NULL, NULL, 0, NOARG}};
+
+/* data: the DataLoader before each forward (docs/ddp.md, "Data loading");
+ * one batch takes at most an hour on a worker. */
+#define DT(member) offsetof(trace_scenario_t, data.member)
+static const scn_field_t scn_data_fields[] = {
+    {"load_s", scn_f_secs, DT(load_s), NUM(0, 3600)},
+    {"num_workers", scn_f_int, DT(num_workers), NUM(0, 1024)},
+    {"prefetch_factor", scn_f_int, DT(prefetch_factor), NUM(1, 1024)},
+    {"jitter", scn_f_double, DT(jitter), NUM(0, 10)},
+    {NULL, NULL, 0, NOARG}};
+
 /* stragglers.grads items. `param` keeps its place, so the model's
  * "no such parameter" names the file, line and column. */
 static herd_status_t scn_f_grad_param(scn_ctx_t *c, struct fy_node *n,
@@ -634,6 +664,8 @@ static const scn_field_t scn_straggler_fields[] = {
      sizeof(herd_link_override_t), NULL},
     {"jitter", scn_f_map, 0, scn_jitter_fields, 0, 0, 0, 0, NULL},
     {"grads", scn_f_grads, 0, NOARG},
+    {"data", scn_f_seq, SC(data_slow), scn_data_slow_fields, 0, 0,
+     SC(ndata_slow), sizeof(trace_data_straggler_t), NULL},
     {NULL, NULL, 0, NOARG}};
 
 /* stragglers: a mapping of the kinds above, or (the short form) a
@@ -662,5 +694,6 @@ const scn_field_t scn_top_fields[] = {
     {"faults", scn_f_seq, SC(faults), scn_fault_fields, 0, 0, SC(nfaults),
      sizeof(herd_fault_t), scn_fault_init},
     {"timeout", scn_f_time, SC(timeout_s), NUM(0, 1e9)},
+    {"data", scn_f_map, 0, scn_data_fields, 0, 0, 0, 0, NULL},
     {"seed", scn_f_u64, SC(sim.seed), NOARG},
     {NULL, NULL, 0, NOARG}};

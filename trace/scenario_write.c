@@ -198,6 +198,26 @@ static void sw_stragglers(const trace_scenario_t *sc, FILE *f)
     fprintf(f, "]\n");
 }
 
+/* stragglers.data (continuing the stragglers mapping) and the data
+ * section, written only when given: older outputs stay. */
+static void sw_data(const trace_scenario_t *sc, FILE *f)
+{
+    const trace_data_t *d = &sc->data;
+    if (sc->ndata_slow) {
+        fprintf(f, "  data: [");
+        for (size_t i = 0; i < sc->ndata_slow; i++)
+            fprintf(f, "%s\n    {rank: %d, factor: %.17g}", i ? "," : "",
+                    sc->data_slow[i].rank, sc->data_slow[i].factor);
+        fprintf(f, "]\n");
+    }
+    if (d->load_s > 0 || d->num_workers || d->prefetch_factor != 2 ||
+        d->jitter > 0)
+        fprintf(f,
+                "data: {load_s: %.17g, num_workers: %d, prefetch_factor: %d, "
+                "jitter: %.17g}\n",
+                d->load_s, d->num_workers, d->prefetch_factor, d->jitter);
+}
+
 static void sw_faults(const trace_scenario_t *sc, FILE *f)
 {
     char buf[64];
@@ -228,6 +248,7 @@ herd_status_t trace_scenario_write(const trace_scenario_t *sc, FILE *f)
     sw_collectives(sc, f);
     sw_workload(sc, f);
     sw_stragglers(sc, f);
+    sw_data(sc, f);
     sw_faults(sc, f);
     if (sc->timeout_s > 0) {
         sw_time(sc->timeout_s, buf, sizeof(buf));

@@ -58,7 +58,8 @@ void wl_groups_free(wl_group_t *groups, int n)
 
 herd_status_t wl_trace_build(int world, const char *name,
                              const wl_group_t *groups, int ngroups,
-                             ddp_walk_fn walk, const void *job, trace_t **out)
+                             ddp_walk_fn walk, const void *job,
+                             const wl_data_t *data, trace_t **out)
 {
     trace_t *t = NULL;
     herd_status_t st = trace_create(world, &t);
@@ -78,7 +79,7 @@ herd_status_t wl_trace_build(int world, const char *name,
         free(r);
     }
     if (st == HERD_OK)
-        st = ddp_trace_record(t, walk, job);
+        st = ddp_trace_record(t, walk, job, data);
     if (st != HERD_OK) {
         trace_destroy(t);
         return st;

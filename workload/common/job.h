@@ -8,6 +8,7 @@
 #include <herd/herd.h>
 
 #include "trace/trace.h"
+#include "workload/common/data.h"
 #include "workload/ddp/job.h"
 
 /* A rank group every rank creates (herd_new_group), in the job's order. */
@@ -26,9 +27,11 @@ herd_status_t wl_groups_add(wl_group_t **groups, int *ngroups, int first,
 void wl_groups_free(wl_group_t *groups, int n);
 
 /* The job of `world` ranks named `name` as a herd trace: its groups in
- * order, then walk(job, rank, ...) of every rank; *out on success. */
+ * order, then walk(job, rank, ...) of every rank, with the data waits of
+ * `data` (NULL: none); *out on success. */
 herd_status_t wl_trace_build(int world, const char *name,
                              const wl_group_t *groups, int ngroups,
-                             ddp_walk_fn walk, const void *job, trace_t **out);
+                             ddp_walk_fn walk, const void *job,
+                             const wl_data_t *data, trace_t **out);
 
 #endif

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/common/loader.h"
+
 void wl_comm_apply(herd_comm_t *comm, const herd_algo_t algo[HERD_COLL_COUNT],
                    int channels, size_t chunk_bytes)
 {
@@ -18,6 +20,11 @@ void wl_comm_apply(herd_comm_t *comm, const herd_algo_t algo[HERD_COLL_COUNT],
             herd_comm_set_algo(comm, (herd_coll_t)c, algo[c]);
     if (comm && (channels > 0 || chunk_bytes > 0))
         herd_comm_set_channels(comm, channels, chunk_bytes);
+}
+
+double wl_prog_now_s(void *comm)
+{
+    return (double)herd_now(comm) * 1e-9;
 }
 
 herd_status_t wl_errors_create(int world, char ***out)
@@ -131,7 +138,8 @@ int wl_group_prog_main(herd_comm_t *world, const wl_group_prog_t *d)
         st = ddp_stream_create(world, buf, d->max_slots, d->inflight[s],
                                &x.streams[s]);
     if (st == HERD_OK)
-        st = d->walk(d->job, rank, &prog_ops, &x);
+        st = wl_data_walk(d->data, d->walk, d->job, rank, &prog_ops, &x,
+                          wl_prog_now_s, world);
     if (st != HERD_OK)
         wl_note_failure(&d->errors[rank], x.streams, d->nstreams, world, x.iter,
                         st);

@@ -12,6 +12,7 @@
 
 #include <herd/herd.h>
 
+#include "workload/common/data.h"
 #include "workload/common/job.h"
 #include "workload/ddp/job.h"
 #include "workload/ddp/stream.h"
@@ -29,6 +30,10 @@ void wl_errors_destroy(char **errors, int world);
  * the status and the engine's last error. */
 void wl_note_failure(char **note, ddp_stream_t *const *streams, int nstreams,
                      herd_comm_t *world, long iter, herd_status_t st);
+
+/* The engine's clock of communicator `comm` in seconds (the loader's
+ * clock in a program, workload/common/loader.h). */
+double wl_prog_now_s(void *comm);
 
 #define WL_MAX_STREAMS 4
 
@@ -50,6 +55,7 @@ typedef struct wl_group_prog {
     int channels;
     size_t chunk_bytes;
     char **errors; /* [rank]: set when the rank stopped */
+    const wl_data_t *data; /* data loading before each step; NULL: none */
 } wl_group_prog_t;
 
 /* Run rank's walk: create the groups, the engine buffer and the streams,

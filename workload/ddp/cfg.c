@@ -27,6 +27,13 @@ void ddp_cfg_init(ddp_cfg_t *c)
     c->comm_streams = 1;
     c->batch_size = 1;
     c->epochs = 1;
+    /* PowerSGDState's defaults */
+    c->psgd.rank = 1;
+    c->psgd.start_iter = 1000;
+    c->psgd.min_compression_rate = 2;
+    c->psgd.use_error_feedback = 1;
+    c->psgd.warm_start = 1;
+    c->psgd.compute_s = -1;
 }
 
 typedef enum kind { K_BOOL, K_INT, K_DOUBLE, K_LIST, K_STR, K_SPECIAL } kind_t;
@@ -51,6 +58,7 @@ static const key_def_t keys[] = {
     {"grad_accum", K_INT, F(grad_accum), 1, 1e6},
     {"grad_dtype", K_SPECIAL, 0, 0, 0},
     {"comm_hook", K_SPECIAL, 0, 0, 0},
+    {"amp", K_SPECIAL, 0, 0, 0},
     {"steps", K_INT, F(steps), 1, 1e7},
     {"compute_scale", K_DOUBLE, F(compute_scale), 1e-9, 1e9},
     {"comm_streams", K_INT, F(comm_streams), 0, 1024},
@@ -147,6 +155,119 @@ int ddp_cfg_parse_list(const char *v, double lo, double hi, ddp_int_list_t *l)
     return 0;
 }
 
+/* The hook's name: the scalar form of comm_hook, or its `type`. */
+static herd_status_t set_hook_type(ddp_cfg_t *c, const char *key,
+                                   const char *v, char *err, size_t len)
+{
+    if (!strcmp(v, "none") || !strcmp(v, "allreduce"))
+        c->hook = DDP_HOOK_NONE;
+    else if (!strcmp(v, "fp16_compress") || !strcmp(v, "fp16"))
+        c->hook = DDP_HOOK_FP16;
+    else if (!strcmp(v, "bf16_compress") || !strcmp(v, "bf16"))
+        c->hook = DDP_HOOK_BF16;
+    else if (!strcmp(v, "powersgd") || !strcmp(v, "powerSGD"))
+        c->hook = DDP_HOOK_POWERSGD;
+    else
+        return bad(err, len, key, v,
+                   "none, fp16_compress, bf16_compress or powersgd");
+    return HERD_OK;
+}
+
+/* comm_hook.KEY and amp.KEY: one setting of a mapping-valued option. */
+static herd_status_t set_sub(ddp_cfg_t *c, const char *key, const char *v,
+                             char *err, size_t len)
+{
+    ddp_powersgd_t *p = &c->psgd;
+    double d;
+    int b;
+    if (!strcmp(key, "comm_hook.type"))
+        return set_hook_type(c, key, v, err, len);
+    if (!strcmp(key, "amp.grad_scaler")) {
+        if (ddp_cfg_parse_bool(v, &c->amp.grad_scaler))
+            return bad(err, len, key, v, "true or false");
+        return HERD_OK;
+    }
+    if (!strcmp(key, "comm_hook.rank") ||
+        !strcmp(key, "comm_hook.matrix_approximation_rank")) {
+        if (ddp_cfg_parse_num(v, 1, 1e6, &d) || d != floor(d))
+            return bad(err, len, key, v, "a whole number in [1, 1000000]");
+        p->rank = (int)d;
+    } else if (!strcmp(key, "comm_hook.start_iter") ||
+               !strcmp(key, "comm_hook.start_powerSGD_iter")) {
+        if (ddp_cfg_parse_num(v, 0, 1e9, &d) || d != floor(d))
+            return bad(err, len, key, v, "a whole number in [0, 1000000000]");
+        p->start_iter = (long)d;
+    } else if (!strcmp(key, "comm_hook.min_compression_rate")) {
+        if (ddp_cfg_parse_num(v, 0, 1e9, &d))
+            return bad(err, len, key, v, "a number in [0, 1e9]");
+        p->min_compression_rate = d;
+    } else if (!strcmp(key, "comm_hook.use_error_feedback") ||
+               !strcmp(key, "comm_hook.warm_start")) {
+        if (ddp_cfg_parse_bool(v, &b))
+            return bad(err, len, key, v, "true or false");
+        *(key[10] == 'u' ? &p->use_error_feedback : &p->warm_start) = b;
+    } else if (!strcmp(key, "comm_hook.compute_s")) {
+        if (ddp_cfg_parse_num(v, 0, 1e6, &d))
+            return bad(err, len, key, v, "seconds in [0, 1000000]");
+        p->compute_s = d;
+    } else {
+        snprintf(err, len,
+                 "ddp.%s: unknown key (comm_hook: type, rank, start_iter, "
+                 "min_compression_rate, use_error_feedback, warm_start, "
+                 "compute_s; amp: grad_scaler)",
+                 key);
+        return HERD_ERR_PARSE;
+    }
+    p->given = 1;
+    return HERD_OK;
+}
+
+/* A flow mapping "{type: powersgd, rank: 2}" as `name`.KEY settings. */
+static herd_status_t set_map(ddp_cfg_t *c, const char *name, const char *v,
+                             char *err, size_t len)
+{
+    char buf[1024], key[96];
+    size_t n = strlen(v);
+    if (n < 2 || v[0] != '{' || v[n - 1] != '}' || n >= sizeof(buf))
+        return bad(err, len, name, v,
+                   !strcmp(name, "amp") ? "a mapping {grad_scaler: true}"
+                                        : "a hook name or a mapping "
+                                          "{type: powersgd, rank: 2, ...}");
+    memcpy(buf, v + 1, n - 2);
+    buf[n - 2] = '\0';
+    for (char *save = NULL, *it = strtok_r(buf, ",", &save); it;
+         it = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(it, ':');
+        while (isspace((unsigned char)*it))
+            it++;
+        if (!*it)
+            continue;
+        if (!colon)
+            return bad(err, len, name, v, "key: value pairs");
+        *colon = '\0';
+        char *val = colon + 1, *end = colon;
+        while (end > it && isspace((unsigned char)end[-1]))
+            *--end = '\0';
+        while (isspace((unsigned char)*val))
+            val++;
+        for (end = val + strlen(val); end > val && isspace((unsigned char)end[-1]);)
+            *--end = '\0';
+        snprintf(key, sizeof(key), "%s.%s", name, it);
+        herd_status_t st = set_sub(c, key, val, err, len);
+        if (st != HERD_OK)
+            return st;
+    }
+    return HERD_OK;
+}
+
+static herd_status_t set_hook(ddp_cfg_t *c, const char *v, char *err,
+                              size_t len)
+{
+    if (v[0] != '{')
+        return set_hook_type(c, "comm_hook", v, err, len);
+    return set_map(c, "comm_hook", v, err, len);
+}
+
 static herd_status_t set_special(ddp_cfg_t *c, const char *key, const char *v,
                                  char *err, size_t len)
 {
@@ -156,17 +277,9 @@ static herd_status_t set_special(ddp_cfg_t *c, const char *key, const char *v,
             return bad(err, len, key, v, "float32, float16 or bfloat16");
         c->have_grad_dtype = 1;
     } else if (!strcmp(key, "comm_hook")) {
-        if (!strcmp(v, "none") || !strcmp(v, "allreduce"))
-            c->hook = DDP_HOOK_NONE;
-        else if (!strcmp(v, "fp16_compress") || !strcmp(v, "fp16"))
-            c->hook = DDP_HOOK_FP16;
-        else if (!strcmp(v, "bf16_compress") || !strcmp(v, "bf16"))
-            c->hook = DDP_HOOK_BF16;
-        else
-            return bad(err, len, key, v,
-                       "none, fp16_compress or "
-                       "bf16_compress");
-    } else {
+        return set_hook(c, v, err, len);
+    } else if (!strcmp(key, "amp")) {
+        return set_map(c, "amp", v, err, len);    } else {
         if (!strcmp(v, "none") || !strcmp(v, "false"))
             c->ckpt_barrier = DDP_CKPT_NO_BARRIER;
         else if (!strcmp(v, "all") || !strcmp(v, "true"))
@@ -229,6 +342,8 @@ herd_status_t ddp_cfg_set(ddp_cfg_t *c, const char *key, const char *value,
 {
     if (!strncmp(key, "ddp.", 4))
         key += 4;
+    if (!strncmp(key, "comm_hook.", 10) || !strncmp(key, "amp.", 4))
+        return set_sub(c, key, value, err, errlen);
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         if (!strcmp(keys[i].key, key))
             return set_field(c, &keys[i], value, err, errlen);
@@ -275,7 +390,26 @@ herd_status_t ddp_cfg_check(const ddp_cfg_t *c, int world, size_t nparams,
                  c->shard_sizes.n, world);
         st = HERD_ERR_INVALID_ARG;
     }
-    if (st == HERD_OK && c->hook != DDP_HOOK_NONE && c->have_grad_dtype &&
+    if (st == HERD_OK && c->psgd.given && c->hook != DDP_HOOK_POWERSGD) {
+        snprintf(err, len,
+                 "ddp.comm_hook: rank, start_iter and the other PowerSGD "
+                 "settings need type powersgd (the hook is %s)",
+                 ddp_hook_name(c->hook));
+        st = HERD_ERR_INVALID_ARG;
+    }
+    /* PowerSGDState's own check */
+    if (st == HERD_OK && c->hook == DDP_HOOK_POWERSGD &&
+        (c->psgd.use_error_feedback || c->psgd.warm_start) &&
+        c->psgd.start_iter <= 1) {
+        snprintf(err, len,
+                 "ddp.comm_hook: start_iter %ld: PowerSGD expects "
+                 "start_iter > 1 when use_error_feedback or warm_start is "
+                 "on (PowerSGDState raises ValueError)",
+                 c->psgd.start_iter);
+        st = HERD_ERR_INVALID_ARG;
+    }
+    if (st == HERD_OK && (c->hook == DDP_HOOK_FP16 || c->hook == DDP_HOOK_BF16) &&
+        c->have_grad_dtype &&
         c->grad_dtype != HERD_FLOAT32) {
         snprintf(err, len,
                  "ddp.comm_hook: the compress hooks expect float32 "
@@ -288,7 +422,8 @@ herd_status_t ddp_cfg_check(const ddp_cfg_t *c, int world, size_t nparams,
 
 const char *ddp_hook_name(ddp_hook_t h)
 {
-    return h == DDP_HOOK_FP16   ? "fp16_compress"
-           : h == DDP_HOOK_BF16 ? "bf16_compress"
-                                : "none";
+    return h == DDP_HOOK_FP16       ? "fp16_compress"
+           : h == DDP_HOOK_BF16     ? "bf16_compress"
+           : h == DDP_HOOK_POWERSGD ? "powersgd"
+                                    : "none";
 }

@@ -19,8 +19,27 @@
 typedef enum ddp_hook {
     DDP_HOOK_NONE, /* allreduce_hook: divide, SUM in the gradient dtype */
     DDP_HOOK_FP16, /* fp16_compress_hook: half the bytes */
-    DDP_HOOK_BF16  /* bf16_compress_hook */
+    DDP_HOOK_BF16, /* bf16_compress_hook */
+    DDP_HOOK_POWERSGD /* powerSGD_hook: low-rank P and Q all_reduces */
 } ddp_hook_t;
+
+/* PowerSGDState's settings (torch.distributed.algorithms.ddp_comm_hooks.
+ * powerSGD_hook), plus what the hook's compute costs. */
+typedef struct ddp_powersgd {
+    int rank;                    /* matrix_approximation_rank */
+    long start_iter;             /* start_powerSGD_iter: plain before */
+    double min_compression_rate; /* compress when (n+m)r*rate < n*m */
+    int use_error_feedback;
+    int warm_start;
+    double compute_s; /* the hook's compute per iteration; < 0: from its
+                         FLOPs at the model's rate */
+    int given;        /* a PowerSGD setting was given (powersgd only) */
+} ddp_powersgd_t;
+
+/* GradScaler under AMP (ddp.amp): unscale and the inf check. */
+typedef struct ddp_amp {
+    int grad_scaler;
+} ddp_amp_t;
 
 typedef enum ddp_ckpt_barrier {
     DDP_CKPT_NO_BARRIER,   /* rank 0 saves, nobody waits for it */
@@ -50,6 +69,8 @@ typedef struct ddp_cfg {
     int have_grad_dtype;
     herd_dtype_t grad_dtype; /* mixed precision: the gradients' dtype */
     ddp_hook_t hook;
+    ddp_powersgd_t psgd; /* hook == DDP_HOOK_POWERSGD */
+    ddp_amp_t amp;
     long steps;           /* iterations per rank (without a dataset) */
     double compute_scale; /* multiplies the model's compute */
     int comm_streams;     /* collectives running at once (1: NCCL's one

@@ -61,6 +61,22 @@ static long label_index(const char *label, const char *prefix)
     return end != label + n && !*end ? k : -1;
 }
 
+/* "bucket 12" -> 12; PowerSGD's "bucket 12 P" / "bucket 12 Q" too, with
+ * *part 1; -1 otherwise. */
+static long bucket_index(const char *label, int *part)
+{
+    static const char prefix[] = "bucket ";
+    if (!label || strncmp(label, prefix, sizeof(prefix) - 1))
+        return -1;
+    const char *p = label + sizeof(prefix) - 1;
+    char *end;
+    long k = strtol(p, &end, 10);
+    if (end == p)
+        return -1;
+    *part = !strcmp(end, " P") || !strcmp(end, " Q");
+    return !*end || *part ? k : -1;
+}
+
 static void on_mark(ddp_collect_t *c, const herd_tl_rec_t *rec, long it)
 {
     int r = rec->rank;
@@ -118,17 +134,27 @@ void ddp_collect_cb(const herd_tl_rec_t *rec, void *arg)
     if (it < 0 || it >= DDP_REC_MAX_ITERS)
         return;
     if (rec->kind == HERD_TL_COMPUTE && rec->label &&
-        !strcmp(rec->label, "backward"))
+        !strcmp(rec->label, "data"))
+        rstep(c, r, it)->data += rec->end_ns - rec->start_ns;
+    else if (rec->kind == HERD_TL_COMPUTE && rec->label &&
+             !strcmp(rec->label, "backward"))
         rstep(c, r, it)->bwd_end = rec->end_ns;
     else if (rec->kind == HERD_TL_COMPUTE && rec->label &&
              !strcmp(rec->label, "forward"))
         rstep(c, r, it)->fwd_end = rec->end_ns;
-    long k = label_index(rec->label, "bucket ");
+    int part = 0;
+    long k = bucket_index(rec->label, &part);
     if (rec->kind == HERD_TL_COLL && k >= 0 && (size_t)k < c->nb &&
         rec->status == HERD_OK) {
         ddp_btime_t *b = btime(c, r, it, (size_t)k);
-        b->start = rec->start_ns;
-        b->end = rec->end_ns;
+        /* PowerSGD's P and Q all_reduces end the bucket; a bucket
+         * without uncompressed tensors starts with P */
+        if (!part || !b->end) {
+            b->start = rec->start_ns;
+            b->end = rec->end_ns;
+        } else if (rec->end_ns > b->end) {
+            b->end = rec->end_ns;
+        }
         if (!b->launch) /* a timeline without launch marks */
             b->launch = b->start;
     }
@@ -194,6 +220,9 @@ void ddp_collect_step(const ddp_collect_t *c, long it, ddp_step_pred_t *o)
         double d = (double)(end - s->start) * 1e-9;
         sum += d;
         n++;
+        o->data_s += (double)s->data * 1e-9;
+        if ((double)s->data * 1e-9 > o->max_data_s)
+            o->max_data_s = (double)s->data * 1e-9;
         o->max_step_s = d > o->max_step_s ? d : o->max_step_s;
         /* the rank whose backward ends last: the others wait for it */
         if (o->critical_rank < 0 || compute_end(s) > worst_compute) {
@@ -202,6 +231,7 @@ void ddp_collect_step(const ddp_collect_t *c, long it, ddp_step_pred_t *o)
         }
     }
     o->step_s = n ? sum / n : 0;
+    o->data_s = n ? o->data_s / n : 0;
     if (o->critical_rank < 0 || !o->sync)
         return;
     const ddp_rstep_t *s = rstep(c, o->critical_rank, it);
@@ -265,6 +295,8 @@ void ddp_collect_summary(const ddp_collect_t *c, ddp_summary_t *o)
         o->step_s += p.step_s;
         o->exposed_s += p.exposed_s;
         o->comm_s += p.comm_s;
+        o->data_s += p.data_s;
+        o->max_data_s += p.max_data_s;
         o->nsteady++;
         if (votes && p.critical_rank >= 0 &&
             ++votes[p.critical_rank] >
@@ -277,6 +309,8 @@ void ddp_collect_summary(const ddp_collect_t *c, ddp_summary_t *o)
         o->step_s /= (double)o->nsteady;
         o->exposed_s /= (double)o->nsteady;
         o->comm_s /= (double)o->nsteady;
+        o->data_s /= (double)o->nsteady;
+        o->max_data_s /= (double)o->nsteady;
         o->overlap = o->comm_s > 0 ? 1.0 - o->exposed_s / o->comm_s : 0;
         o->overlap = o->overlap < 0 ? 0 : o->overlap;
     }

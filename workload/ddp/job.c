@@ -94,7 +94,9 @@ static herd_status_t make_layouts(ddp_job_t *j)
             if (ls[l]->b[k].bytes > j->max_bucket_bytes)
                 j->max_bucket_bytes = ls[l]->b[k].bytes;
     size_t nb = j->initial.n > j->rebuilt.n ? j->initial.n : j->rebuilt.n;
-    j->max_slots = nb + 4; /* + unused map, eval, barrier, broadcasts */
+    /* PowerSGD: the uncompressed tensors', P's and Q's all_reduce */
+    j->max_slots = (j->cfg.hook == DDP_HOOK_POWERSGD ? 3 * nb : nb) + 4;
+    /* + unused map, eval, barrier, broadcasts */
     return HERD_OK;
 }
 
@@ -181,7 +183,8 @@ const ddp_buckets_t *ddp_job_layout(const ddp_job_t *job, long iter)
 
 uint64_t ddp_job_wire_bytes(const ddp_job_t *job, const ddp_bucket_t *b)
 {
-    if (job->cfg.hook != DDP_HOOK_NONE && herd_dtype_size(b->dtype) > 2)
+    if ((job->cfg.hook == DDP_HOOK_FP16 || job->cfg.hook == DDP_HOOK_BF16) &&
+        herd_dtype_size(b->dtype) > 2)
         return b->bytes / herd_dtype_size(b->dtype) * 2;
     return b->bytes;
 }

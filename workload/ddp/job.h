@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "workload/common/data.h"
 #include "workload/ddp/bucket.h"
 #include "workload/ddp/cfg.h"
 #include "workload/ddp/model.h"
@@ -31,6 +32,7 @@ typedef struct ddp_job {
     size_t *ready;    /* gradient-ready order */
     uint64_t max_bucket_bytes;
     size_t max_slots; /* async request slots a rank needs */
+    wl_data_t data;   /* data loading (ddp_job_set_data; off by default) */
 } ddp_job_t;
 
 /* Build a job for `world` ranks. `model_dir` resolves model names. On
@@ -39,6 +41,10 @@ herd_status_t ddp_job_create(const ddp_cfg_t *cfg, const char *model_dir,
                              int world, ddp_job_t **out, char *err,
                              size_t errlen);
 void ddp_job_destroy(ddp_job_t *job);
+
+/* Model the scenario's data loading (workload/common/data.h): each rank
+ * takes one batch per iteration, a new iterator per epoch. */
+void ddp_job_set_data(ddp_job_t *job, const wl_data_t *data);
 
 /* Any collective of a walker over a group and stream of its choosing
  * (sharded workloads such as FSDP; DDP's own walk uses the calls below).

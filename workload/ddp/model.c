@@ -247,6 +247,7 @@ static herd_status_t parse_compute(const load_ctx_t *c, json_t *root,
     m->fwd_s = fwd > 0 ? fwd : 0;
     m->opt_s = opt > 0 ? opt : 0;
     m->copy_bw = gbps * 1e9;
+    m->flop_rate = spec->rate;
     return st;
 }
 
@@ -578,6 +579,7 @@ void ddp_model_scale_compute(ddp_model_t *m, double factor)
     m->fwd_s *= factor;
     m->opt_s *= factor;
     m->bwd_tail_s *= factor;
+    m->flop_rate = factor > 0 ? m->flop_rate / factor : m->flop_rate;
     for (size_t i = 0; i < m->nparams; i++)
         m->params[i].bwd_s *= factor;
 }

@@ -39,6 +39,8 @@ typedef struct ddp_model {
     uint64_t buffer_bytes; /* module buffers (BatchNorm stats, ...) */
     double copy_bw;        /* bytes/s of gradient <-> bucket copies; 0: free */
     double bwd_tail_s;     /* backward compute after the last gradient */
+    double flop_rate;      /* FLOP/s of compute.device_tflops * efficiency
+                              (over compute_scale); 0: not given */
 } ddp_model_t;
 
 /* Load a model file (JSON). On error returns HERD_ERR_IO / HERD_ERR_PARSE

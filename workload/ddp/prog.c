@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/common/loader.h"
 #include "workload/common/prog.h"
 #include "workload/ddp/stream.h"
 
@@ -73,6 +74,13 @@ static const ddp_emit_ops_t prog_ops = {
     .wait = e_wait,
 };
 
+void ddp_job_set_data(ddp_job_t *job, const wl_data_t *data)
+{
+    job->data = *data;
+    job->data.rank_batches = job->rank_iters;
+    job->data.epochs = job->cfg.epochs;
+}
+
 int ddp_prog_main(herd_comm_t *world, void *arg)
 {
     ddp_prog_t *p = arg;
@@ -91,7 +99,17 @@ int ddp_prog_main(herd_comm_t *world, void *arg)
         return 1;
     }
     int raised = 0;
-    herd_status_t st = ddp_job_walk(job, rank, &prog_ops, &x, &raised, msg);
+    wl_loader_t l;
+    herd_status_t st = HERD_OK;
+    if (wl_data_on(&job->data)) {
+        st = wl_loader_init(&l, &job->data, rank, &prog_ops, &x,
+                            wl_prog_now_s, world);
+        if (st == HERD_OK)
+            st = ddp_job_walk(job, rank, &wl_data_ops, &l, &raised, msg);
+        wl_loader_fini(&l);
+    } else {
+        st = ddp_job_walk(job, rank, &prog_ops, &x, &raised, msg);
+    }
     if (raised) {
         p->raised[rank] = 1;
         p->errors[rank] = strdup(msg);

@@ -221,8 +221,10 @@ void ddp_report_text(const ddp_collect_t *c, const ddp_outcome_t *o, FILE *f)
             c->job->model.name, c->job->model.nparams,
             (double)c->job->model.total_bytes / 1048576.0, c->world,
             cfg->bucket_cap_mb, c->job->rebuilt.n, c->job->initial.n);
-    fprintf(f, "%5s %5s %8s %10s %10s %10s %8s %6s\n", "iter", "sync",
-            "buckets", "step_ms", "exposed_ms", "comm_ms", "overlap", "crit");
+    int data = wl_data_on(&c->job->data); /* a data_ms column */
+    fprintf(f, "%5s %5s %8s %10s %10s %10s %8s %6s%s\n", "iter", "sync",
+            "buckets", "step_ms", "exposed_ms", "comm_ms", "overlap", "crit",
+            data ? "    data_ms" : "");
     long last_ok = -1;
     for (long it = 0; it < s.iters; it++) {
         ddp_step_pred_t p;
@@ -233,9 +235,12 @@ void ddp_report_text(const ddp_collect_t *c, const ddp_outcome_t *o, FILE *f)
             continue;
         }
         last_ok = p.sync ? it : last_ok;
-        fprintf(f, "%5ld %5d %8zu %10.3f %10.3f %10.3f %8.3f %6d\n", it, p.sync,
+        fprintf(f, "%5ld %5d %8zu %10.3f %10.3f %10.3f %8.3f %6d", it, p.sync,
                 p.nbuckets, p.step_s * 1e3, p.exposed_s * 1e3, p.comm_s * 1e3,
                 p.overlap, p.critical_rank);
+        if (data)
+            fprintf(f, " %10.3f", p.data_s * 1e3);
+        fputc('\n', f);
     }
     if (s.nsteady)
         fprintf(f,
@@ -243,6 +248,14 @@ void ddp_report_text(const ddp_collect_t *c, const ddp_outcome_t *o, FILE *f)
                 "communication %.3f ms, overlap %.1f%%, critical rank %d\n",
                 s.first_steady, s.step_s * 1e3, s.exposed_s * 1e3,
                 s.overlap * 100, s.critical_rank);
+    if (s.nsteady && data)
+        fprintf(f,
+                "data loading (load %.3f ms, %d workers, prefetch_factor %d): "
+                "wait per step %.3f ms (mean over ranks), %.3f ms on the "
+                "rank that waited most\n",
+                c->job->data.cfg.load_s * 1e3, c->job->data.cfg.num_workers,
+                c->job->data.cfg.prefetch_factor, s.data_s * 1e3,
+                s.max_data_s * 1e3);
     if (s.nsteady && cfg->grad_accum > 1)
         fprintf(f, "optimizer step (%d iterations, no_sync for %d): %.3f ms\n",
                 cfg->grad_accum, cfg->grad_accum - 1, s.opt_step_s * 1e3);
@@ -288,6 +301,8 @@ static json_t *json_steps(const ddp_collect_t *c, long iters)
             (json_int_t)p.nbuckets, "step_s", p.step_s, "max_step_s",
             p.max_step_s, "exposed_s", p.exposed_s, "comm_s", p.comm_s,
             "overlap", p.overlap, "critical_rank", p.critical_rank);
+        if (wl_data_on(&c->job->data))
+            json_object_set_new(o, "data_s", json_real(p.data_s));
         if (p.complete && p.sync && p.critical_rank >= 0)
             json_object_set_new(o, "bucket_times",
                                 json_bucket_times(c, it, p.critical_rank));
@@ -306,7 +321,7 @@ json_t *ddp_report_json(const ddp_collect_t *c, const ddp_outcome_t *o)
     for (int r = 0; o->raised && r < c->world; r++)
         if (o->raised[r])
             json_array_append_new(raised, json_integer(r));
-    return json_pack(
+    json_t *j = json_pack(
         "{s:s,s:i,s:f,s:I,s:I,s:s,s:{s:I,s:f,s:f,s:f,s:f,s:i,s:f},s:o,s:o,s:s}",
         "model", c->job->model.name, "world_size", c->world, "bucket_cap_mb",
         c->job->cfg.bucket_cap_mb, "buckets", (json_int_t)c->job->rebuilt.n,
@@ -316,4 +331,10 @@ json_t *ddp_report_json(const ddp_collect_t *c, const ddp_outcome_t *o)
         s.exposed_s, "comm_s", s.comm_s, "overlap", s.overlap, "critical_rank",
         s.critical_rank, "optimizer_step_s", s.opt_step_s, "steps",
         json_steps(c, s.iters), "raised_ranks", raised, "diagnosis", diag);
+    json_t *steady = json_object_get(j, "steady");
+    if (steady && wl_data_on(&c->job->data)) {
+        json_object_set_new(steady, "data_s", json_real(s.data_s));
+        json_object_set_new(steady, "max_data_s", json_real(s.max_data_s));
+    }
+    return j;
 }

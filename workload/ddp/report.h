@@ -29,6 +29,7 @@ typedef struct ddp_btime {
 
 typedef struct ddp_rstep {
     uint64_t start, fwd_end, bwd_end, fin_end, end; /* ns; 0: not seen */
+    uint64_t data; /* ns waiting for the batch (compute "data") */
 } ddp_rstep_t;
 
 /* The op a rank was in when the run stopped (status != OK), if any. */
@@ -76,6 +77,8 @@ typedef struct ddp_step_pred {
     double overlap;   /* 1 - exposed / comm, in [0, 1] */
     int critical_rank;
     size_t nbuckets;
+    double data_s;     /* mean over ranks of the wait for the batch */
+    double max_data_s; /* the most any rank waited */
 } ddp_step_pred_t;
 
 typedef struct ddp_summary {
@@ -88,6 +91,9 @@ typedef struct ddp_summary {
     int critical_rank; /* most frequent critical rank */
     long nsteady;
     double opt_step_s; /* grad_accum iterations: one optimizer step */
+    double data_s;     /* mean data wait per steady step (ranks' mean) */
+    double max_data_s; /* mean over steady steps of the most any rank
+                          waited for its batch */
 } ddp_summary_t;
 
 /* Predictions for iteration `iter`. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "workload/common/loader.h"
+
 typedef struct op_list {
     trace_t *t; /* for labels and async slot names */
     trace_op_t *ops;
@@ -116,12 +118,14 @@ static const ddp_emit_ops_t rec_ops = {
 typedef struct walker {
     ddp_walk_fn walk;
     const void *job;
+    const wl_data_t *data;
 } walker_t;
 
 static herd_status_t record(const walker_t *w, int rank, op_list_t *l)
 {
     l->n = 0;
-    herd_status_t st = w->walk(w->job, rank, &rec_ops, l);
+    herd_status_t st =
+        wl_data_walk(w->data, w->walk, w->job, rank, &rec_ops, l, NULL, NULL);
     return st != HERD_OK ? st : l->st;
 }
 
@@ -160,9 +164,10 @@ static int same_list(const op_list_t *a, const op_list_t *b)
     return 1;
 }
 
-herd_status_t ddp_trace_record(trace_t *t, ddp_walk_fn walk, const void *job)
+herd_status_t ddp_trace_record(trace_t *t, ddp_walk_fn walk, const void *job,
+                               const wl_data_t *data)
 {
-    walker_t w = {walk, job};
+    walker_t w = {walk, job, data};
     op_list_t ref = {.t = t}, cur = {.t = t};
     int world = (int)t->world_size;
     int base = world > 1 ? 1 : 0;
@@ -192,7 +197,7 @@ herd_status_t ddp_trace_build(const ddp_job_t *job, trace_t **out)
         return st;
     free(t->name);
     t->name = strdup(job->model.name);
-    st = ddp_trace_record(t, ddp_walk, job);
+    st = ddp_trace_record(t, ddp_walk, job, &job->data);
     if (st != HERD_OK) {
         trace_destroy(t);
         return st;

@@ -16,7 +16,10 @@ herd_status_t ddp_trace_build(const ddp_job_t *job, trace_t **out);
 /* Record `walk` of every rank of `t` (made by the caller with
  * t->world_size ranks and the groups the walker names, in its order):
  * the SPMD list from rank 1 (rank 0 with one rank), other ranks' lists
- * where they differ. Shared by the DDP and FSDP exports. */
-herd_status_t ddp_trace_record(trace_t *t, ddp_walk_fn walk, const void *job);
+ * where they differ. Shared by the DDP and FSDP exports. With `data` on,
+ * each step's data wait is recorded too (workload/common/loader.h, on
+ * the clock of the compute recorded so far). */
+herd_status_t ddp_trace_record(trace_t *t, ddp_walk_fn walk, const void *job,
+                               const wl_data_t *data);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "workload/ddp/job.h"
+#include "workload/ddp/powersgd.h"
 
 #define BUFFER_CHUNK_BYTES (250ull << 20) /* DDP's broadcast_bucket_size */
 
@@ -37,6 +38,8 @@ typedef struct walk {
     size_t next;         /* next bucket to launch */
     unsigned char *used; /* per parameter, this iteration */
     double acc;          /* backward compute not yet emitted */
+    unsigned char *parts; /* per bucket: all_reduces launched (1 the
+                             bucket or PowerSGD's uncompressed, 2 P, 4 Q) */
     /* stragglers on one gradient (straggle.h) */
     ddp_rank_delays_t dl; /* this rank's delayed gradients */
     double t0;            /* backward compute emitted (affects: grad) */
@@ -69,25 +72,74 @@ static herd_status_t flush(walk_t *w)
     return st;
 }
 
+/* PowerSGD from its start_iter on (counted in synchronising iterations,
+ * as PowerSGDState.iter is): the hook's compute, then the uncompressed
+ * tensors, P and Q all_reduced one after another (slots k, nb+k, 2nb+k). */
+static herd_status_t launch_powersgd(walk_t *w, const ddp_buckets_t *bs,
+                                     size_t k, const char *label)
+{
+    const ddp_job_t *j = w->job;
+    ddp_psgd_plan_t pl;
+    ddp_psgd_plan(&j->model, &bs->b[k], &j->cfg.psgd, &pl);
+    size_t nb = (j->max_slots - 4) / 3;
+    const uint64_t count[3] = {pl.unc, pl.p, pl.q};
+    static const char *const suffix[3] = {"", " P", " Q"};
+    char mark[64], part[64];
+    herd_status_t st = w->ops->compute(
+        w->ctx, ddp_psgd_compute_s(&j->model, bs, k, &j->cfg.psgd),
+        "powersgd");
+    snprintf(mark, sizeof(mark), "launch %s", label);
+    if (st == HERD_OK)
+        st = w->ops->mark(w->ctx, mark);
+    for (int i = 0; i < 3 && st == HERD_OK; i++) {
+        if (!count[i])
+            continue; /* torch all_reduces an empty tensor: nothing moves */
+        snprintf(part, sizeof(part), "%s%s", label, suffix[i]);
+        st = w->ops->all_reduce(w->ctx, count[i], bs->b[k].dtype,
+                                k + (size_t)i * nb, part);
+        w->parts[k] |= (unsigned char)(1u << i);
+    }
+    return st;
+}
+
 static herd_status_t launch(walk_t *w, const ddp_buckets_t *bs, size_t k)
 {
     const ddp_bucket_t *b = &bs->b[k];
     char label[48];
     herd_dtype_t dt = b->dtype;
     herd_status_t st = HERD_OK;
-    if (w->job->cfg.hook != DDP_HOOK_NONE && herd_dtype_size(dt) > 2) {
-        dt = w->job->cfg.hook == DDP_HOOK_FP16 ? HERD_FLOAT16 : HERD_BFLOAT16;
+    const ddp_cfg_t *c = &w->job->cfg;
+    snprintf(label, sizeof(label), "bucket %zu", k);
+    if (c->hook == DDP_HOOK_POWERSGD && w->syncs >= c->psgd.start_iter)
+        return launch_powersgd(w, bs, k, label);
+    if ((c->hook == DDP_HOOK_FP16 || c->hook == DDP_HOOK_BF16) &&
+        herd_dtype_size(dt) > 2) {
+        dt = c->hook == DDP_HOOK_FP16 ? HERD_FLOAT16 : HERD_BFLOAT16;
         st = w->ops->compute(w->ctx, copy_s(w, b->bytes), "compress");
     }
     uint64_t count = ddp_job_wire_bytes(w->job, b) / herd_dtype_size(dt);
     char mark[64];
-    snprintf(label, sizeof(label), "bucket %zu", k);
     snprintf(mark, sizeof(mark), "launch %s", label);
     /* DDP's launch; on one stream it may start later */
     if (st == HERD_OK)
         st = w->ops->mark(w->ctx, mark);
     if (st == HERD_OK)
         st = w->ops->all_reduce(w->ctx, count, dt, k, label);
+    w->parts[k] = 1;
+    return st;
+}
+
+/* Wait for bucket k's all_reduces (PowerSGD's three, in order). */
+static herd_status_t wait_bucket(walk_t *w, size_t k)
+{
+    size_t nb = w->job->cfg.hook == DDP_HOOK_POWERSGD
+                    ? (w->job->max_slots - 4) / 3
+                    : 0;
+    herd_status_t st = HERD_OK;
+    for (int i = 0; i < 3 && st == HERD_OK; i++)
+        if (w->parts[k] & (1u << i))
+            st = w->ops->wait(w->ctx, k + (size_t)i * nb);
+    w->parts[k] = 0;
     return st;
 }
 
@@ -257,7 +309,7 @@ static herd_status_t finalize(walk_t *w, const ddp_buckets_t *bs)
         st = w->ops->all_reduce(w->ctx, w->job->model.nparams, HERD_INT32,
                                 slot_map(w), "unused_map");
     for (size_t k = 0; st == HERD_OK && k < bs->n; k++)
-        st = w->ops->wait(w->ctx, k);
+        st = wait_bucket(w, k);
     if (st == HERD_OK && map)
         st = w->ops->wait(w->ctx, slot_map(w));
     if (st == HERD_OK)
@@ -347,7 +399,7 @@ static herd_status_t shadow_iteration(walk_t *w, long iter)
         st = w->ops->all_reduce(w->ctx, j->model.nparams, HERD_INT32,
                                 slot_map(w), "unused_map");
     for (size_t k = 0; sync && st == HERD_OK && k < bs->n; k++)
-        st = w->ops->wait(w->ctx, k);
+        st = wait_bucket(w, k);
     if (sync && map && st == HERD_OK)
         st = w->ops->wait(w->ctx, slot_map(w));
     if (sync && st == HERD_OK)
@@ -429,6 +481,12 @@ static herd_status_t iteration(walk_t *w, long iter, int *raised)
         st = backward(w, bs, iter, sync);
     if (st == HERD_OK && sync)
         st = finalize(w, bs);
+    /* GradScaler.step: unscale every gradient in place and check it for
+     * inf/NaN on each device; with one process group it issues no
+     * collective (the found_inf .item() only syncs with the device) */
+    if (st == HERD_OK && sync && j->cfg.amp.grad_scaler)
+        st = w->ops->compute(w->ctx, copy_s(w, 2 * j->model.total_bytes),
+                             "unscale");
     if (st == HERD_OK && sync)
         st = w->ops->compute(w->ctx, j->model.opt_s, "optimizer");
     w->syncs += sync;
@@ -466,7 +524,9 @@ herd_status_t ddp_job_walk(const ddp_job_t *job, int rank,
         job->initial.n > job->rebuilt.n ? job->initial.n : job->rebuilt.n;
     w.left = calloc(nb + 1, sizeof(size_t));
     w.used = calloc(job->model.nparams + 1, 1);
-    herd_status_t st = w.left && w.used ? HERD_OK : HERD_ERR_NO_MEMORY;
+    w.parts = calloc(nb + 1, 1);
+    herd_status_t st =
+        w.left && w.used && w.parts ? HERD_OK : HERD_ERR_NO_MEMORY;
     if (st == HERD_OK)
         st = ddp_rank_delays_make(&job->cfg.grad_delays, &job->model, rank,
                                   &w.dl);
@@ -486,6 +546,7 @@ herd_status_t ddp_job_walk(const ddp_job_t *job, int rank,
         msg[0] = '\0';
     free(w.left);
     free(w.used);
+    free(w.parts);
     free(w.pend);
     ddp_rank_delays_fini(&w.dl);
     return st;

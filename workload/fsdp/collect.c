@@ -20,11 +20,12 @@ herd_status_t fsdp_collect_create(const fsdp_job_t *job, fsdp_collect_t **out)
     c->start = calloc(w * it, sizeof(uint64_t));
     c->end = calloc(w * it, sizeof(uint64_t));
     c->compute = calloc(w * it, sizeof(double));
+    c->data = calloc(w * it, sizeof(double));
     c->comm = calloc(w * it, sizeof(double));
     c->ut = calloc(it * c->nu, sizeof(fsdp_utime_t));
     c->tail = calloc(it, sizeof(double));
     c->prev = calloc(w, sizeof(uint64_t));
-    if (!c->start || !c->end || !c->compute || !c->comm || !c->ut || !c->tail ||
+    if (!c->start || !c->end || !c->compute || !c->data || !c->comm || !c->ut || !c->tail ||
         !c->prev ||
         wl_collect_ranks(job->world, &c->iter, &c->last, &c->stuck) !=
             HERD_OK) {
@@ -42,6 +43,7 @@ void fsdp_collect_destroy(fsdp_collect_t *c)
     free(c->start);
     free(c->end);
     free(c->compute);
+    free(c->data);
     free(c->comm);
     free(c->ut);
     free(c->tail);
@@ -73,7 +75,12 @@ static void on_compute(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
                      ? (double)(rec->start_ns - c->prev[r]) * 1e-9
                      : 0;
     c->prev[r] = rec->end_ns;
-    c->compute[at(it, r)] += (double)(rec->end_ns - rec->start_ns) * 1e-9;
+    double d = (double)(rec->end_ns - rec->start_ns) * 1e-9;
+    if (rec->label && !strcmp(rec->label, "data")) {
+        c->data[at(it, r)] += d; /* the DataLoader, not the device */
+        return;
+    }
+    c->compute[at(it, r)] += d;
     long f = unit_of(rec->label, "forward u"),
          b = unit_of(rec->label, "backward u");
     if (f >= 0 && (size_t)f < c->nu)
@@ -160,6 +167,7 @@ void fsdp_collect_step(const fsdp_collect_t *c, long it, fsdp_step_pred_t *o)
         o->step_s += d;
         o->max_step_s = d > o->max_step_s ? d : o->max_step_s;
         o->compute_s += c->compute[at(it, r)];
+        o->data_s += c->data[at(it, r)];
         o->comm_s += c->comm[at(it, r)];
         n++;
     }
@@ -168,7 +176,9 @@ void fsdp_collect_step(const fsdp_collect_t *c, long it, fsdp_step_pred_t *o)
     o->step_s /= n;
     o->compute_s /= n;
     o->comm_s /= n;
-    o->exposed_s = o->step_s > o->compute_s ? o->step_s - o->compute_s : 0;
+    o->data_s /= n;
+    double busy = o->compute_s + o->data_s;
+    o->exposed_s = o->step_s > busy ? o->step_s - busy : 0;
 }
 
 static long recorded(const fsdp_collect_t *c)
@@ -192,6 +202,7 @@ void fsdp_collect_summary(const fsdp_collect_t *c, fsdp_summary_t *o)
         o->exposed_s += p.exposed_s;
         o->compute_s += p.compute_s;
         o->comm_s += p.comm_s;
+        o->data_s += p.data_s;
         o->nsteady++;
     }
     if (o->nsteady) {
@@ -200,6 +211,7 @@ void fsdp_collect_summary(const fsdp_collect_t *c, fsdp_summary_t *o)
         o->exposed_s /= n;
         o->compute_s /= n;
         o->comm_s /= n;
+        o->data_s /= n;
         o->overlap = o->comm_s > 0 ? 1.0 - o->exposed_s / o->comm_s : 0;
         o->overlap = o->overlap < 0 ? 0 : o->overlap > 1 ? 1 : o->overlap;
     }

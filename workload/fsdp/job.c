@@ -203,7 +203,7 @@ void fsdp_job_destroy(fsdp_job_t *j)
 
 herd_status_t fsdp_trace_build(const fsdp_job_t *job, trace_t **out)
 {
-    return wl_trace_build(job->world,
-                          job->model.name ? job->model.name : "fsdp",
-                          job->groups, job->ngroups, fsdp_job_walk, job, out);
+    return wl_trace_build(
+        job->world, job->model.name ? job->model.name : "fsdp", job->groups,
+        job->ngroups, fsdp_job_walk, job, &job->data, out);
 }

@@ -56,6 +56,8 @@ typedef struct fsdp_job {
     int ngroups;
     size_t max_slots;
     uint64_t max_buf_bytes;
+    wl_data_t data; /* data loading before each step (set by the caller;
+                       zero: none) */
 } fsdp_job_t;
 
 herd_status_t fsdp_job_create(const fsdp_cfg_t *cfg, const char *model_dir,

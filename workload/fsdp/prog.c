@@ -31,7 +31,8 @@ int fsdp_prog_main(herd_comm_t *world, void *arg)
                          .algo = p->algo,
                          .channels = p->channels,
                          .chunk_bytes = p->chunk_bytes,
-                         .errors = p->errors};
+                         .errors = p->errors,
+                         .data = &job->data};
     return wl_group_prog_main(world, &d);
 }
 

@@ -37,6 +37,7 @@ typedef struct fsdp_collect {
     uint64_t *start;  /* [r * FSDP_REC_MAX_ITERS + it], ns */
     uint64_t *end;    /* the same; 0: not seen */
     double *compute;  /* the same: compute seconds */
+    double *data;     /* the same: seconds waiting for the batch */
     double *comm;     /* the same: seconds in collectives (summed) */
     fsdp_utime_t *ut; /* [it * nu + u] */
     double *tail;     /* [it]: idle before the optimizer, summed */
@@ -56,13 +57,15 @@ typedef struct fsdp_step_pred {
     long iter;
     int complete;
     double step_s, max_step_s; /* mean and max over ranks */
-    double exposed_s;          /* mean over ranks: step - compute */
+    double exposed_s;          /* mean over ranks: step - compute - data */
     double compute_s, comm_s;
+    double data_s; /* mean over ranks: the wait for the batch */
 } fsdp_step_pred_t;
 
 typedef struct fsdp_summary {
     long iters, nsteady;
     double step_s, exposed_s, compute_s, comm_s, overlap;
+    double data_s;     /* mean wait for the batch per step */
     fsdp_memory_t mem; /* rank 0's */
 } fsdp_summary_t;
 

@@ -19,9 +19,10 @@ herd_status_t par_collect_create(const par_job_t *job, par_collect_t **out)
     c->start = calloc(w * it, sizeof(uint64_t));
     c->end = calloc(w * it, sizeof(uint64_t));
     c->compute = calloc(w * it, sizeof(double));
+    c->data = calloc(w * it, sizeof(double));
     c->comm = calloc(w * it * PAR_NCAT, sizeof(double));
     c->counts = calloc(it, sizeof(par_counts_t));
-    if (!c->start || !c->end || !c->compute || !c->comm || !c->counts ||
+    if (!c->start || !c->end || !c->compute || !c->data || !c->comm || !c->counts ||
         wl_collect_ranks(job->world, &c->iter, &c->last, &c->stuck) !=
             HERD_OK) {
         par_collect_destroy(c);
@@ -38,6 +39,7 @@ void par_collect_destroy(par_collect_t *c)
     free(c->start);
     free(c->end);
     free(c->compute);
+    free(c->data);
     free(c->comm);
     free(c->counts);
     wl_collect_ranks_free(c->iter, c->last, c->stuck);
@@ -91,7 +93,9 @@ void par_collect_cb(const herd_tl_rec_t *rec, void *arg)
         return;
     double d = (double)(rec->end_ns - rec->start_ns) * 1e-9;
     if (rec->kind == HERD_TL_COMPUTE) {
-        c->compute[at(it, r)] += d;
+        /* the DataLoader's wait is not the device's compute */
+        int data = rec->label && !strcmp(rec->label, "data");
+        *(data ? &c->data[at(it, r)] : &c->compute[at(it, r)]) += d;
         return;
     }
     int k = cat_of(rec->label);
@@ -143,6 +147,7 @@ void par_collect_summary(const par_collect_t *c, par_summary_t *o)
             o->step_s += d;
             o->max_step_s = d > o->max_step_s ? d : o->max_step_s;
             o->compute_s += c->compute[at(it, r)];
+            o->data_s += c->data[at(it, r)];
             for (int k = 0; k < PAR_NCAT; k++)
                 o->comm_s[k] += c->comm[at(it, r) * PAR_NCAT + (size_t)k];
             n++;
@@ -151,9 +156,11 @@ void par_collect_summary(const par_collect_t *c, par_summary_t *o)
     if (n > 0) {
         o->step_s /= n;
         o->compute_s /= n;
+        o->data_s /= n;
         for (int k = 0; k < PAR_NCAT; k++)
             o->comm_s[k] /= n;
-        o->idle_s = o->step_s > o->compute_s ? o->step_s - o->compute_s : 0;
+        double busy = o->compute_s + o->data_s;
+        o->idle_s = o->step_s > busy ? o->step_s - busy : 0;
     }
     double P = c->job->pp, M = c->job->cfg.micro_batches, v = c->job->vstages;
     o->bubble = (P - 1) / (v * M + P - 1);

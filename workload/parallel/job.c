@@ -306,7 +306,7 @@ void par_job_destroy(par_job_t *j)
 
 herd_status_t par_trace_build(const par_job_t *job, trace_t **out)
 {
-    return wl_trace_build(job->world,
-                          job->model.name ? job->model.name : "parallel",
-                          job->groups, job->ngroups, par_job_walk, job, out);
+    return wl_trace_build(
+        job->world, job->model.name ? job->model.name : "parallel", job->groups,
+        job->ngroups, par_job_walk, job, &job->data, out);
 }

@@ -81,6 +81,8 @@ typedef struct par_job {
                        (0: the world) */
     size_t max_slots;
     uint64_t max_buf_bytes;
+    wl_data_t data; /* data loading before each step (set by the caller;
+                       zero: none) */
 } par_job_t;
 
 herd_status_t par_job_create(const par_cfg_t *cfg, const char *model_dir,

@@ -42,6 +42,7 @@ typedef struct par_collect {
     int world;
     uint64_t *start, *end; /* [r * PAR_REC_MAX_ITERS + it], ns; 0 unseen */
     double *compute;       /* the same: compute seconds */
+    double *data;          /* the same: seconds waiting for the batch */
     double *comm;          /* [(r * ITERS + it) * PAR_NCAT + cat], s */
     par_counts_t *counts;  /* [it]: rank 0's */
     long *iter;            /* per rank: current iteration (-1 before) */
@@ -60,7 +61,9 @@ typedef struct par_summary {
     double step_s, max_step_s; /* mean over ranks and complete steps
                                   (the first left out when there are more) */
     double compute_s;          /* mean over ranks */
-    double idle_s;             /* step - compute: bubble + exposed comm */
+    double idle_s;             /* step - compute - data: bubble + exposed
+                                  comm */
+    double data_s;             /* mean over ranks: the wait for the batch */
     double comm_s[PAR_NCAT];   /* mean over ranks, busy time */
     double bubble;             /* (P-1)/(M+P-1): the schedule's, in theory */
     par_memory_t mem;          /* the rank with the most */
