@@ -33,6 +33,11 @@ void cli_ddp_resolve_model(const trace_scenario_t *sc, char *model, size_t len);
 /* The DDP options of a scenario's ddp section; errors name file:line. */
 int cli_ddp_cfg_from_scenario(const trace_scenario_t *sc, ddp_cfg_t *cfg,
                               char *err, size_t errlen);
+/* The scenario's stragglers.grads for a workload on model m (FSDP's):
+ * checked against the model, errors printed at their place; 0 ok, 2 bad
+ * input. */
+int cli_ddp_grad_delays(const char *cmd, const trace_scenario_t *sc,
+                        const ddp_model_t *m, ddp_grad_delays_t *out);
 /* Build the scenario's DDP job; prints errors; 0 ok, 2 bad input. */
 int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
                      ddp_job_t **out);

@@ -251,6 +251,28 @@ static const char *ddp_err_place(const trace_scenario_t *sc, const char *err,
     return buf;
 }
 
+int cli_ddp_grad_delays(const char *cmd, const trace_scenario_t *sc,
+                        const ddp_model_t *m, ddp_grad_delays_t *out)
+{
+    char err[1024], place[1200];
+    ddp_grad_delays_t dl = {.n = 0};
+    herd_status_t st = HERD_OK;
+    for (size_t i = 0; st == HERD_OK && i < sc->ngrads; i++)
+        st = ddp_grad_delays_add(&dl, sc->grads[i].rank, sc->grads[i].param,
+                                 sc->grads[i].delay_s, sc->grads[i].only_grad,
+                                 err, sizeof(err));
+    if (st == HERD_OK)
+        st = ddp_grad_delays_check(&dl, m, trace_scenario_world_size(sc), err,
+                                   sizeof(err));
+    if (st != HERD_OK) {
+        fprintf(stderr, "herd %s: %s%s\n", cmd,
+                ddp_err_place(sc, err, place, sizeof(place)), err);
+        return 2;
+    }
+    *out = dl;
+    return 0;
+}
+
 int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
                      ddp_job_t **out)
 {

@@ -56,6 +56,11 @@ int cli_fsdp_make_job(const char *cmd, const trace_scenario_t *sc,
         fprintf(stderr, "herd %s: %s\n", cmd, err);
         return 2;
     }
+    if (cli_ddp_grad_delays(cmd, sc, &(*out)->model, &(*out)->grad_delays)) {
+        fsdp_job_destroy(*out);
+        *out = NULL;
+        return 2;
+    }
     (*out)->data = wl_data_of(sc); /* borrows sc's arrays */
     static int warned;
     cli_wl_warn_no_compute(cmd, &(*out)->model, &warned);

@@ -4,7 +4,7 @@
  * parameter names), the walk's two kinds (`affects: backward` moves this
  * gradient and the rest of backward, `affects: grad` only this gradient's
  * ready instant), and on the simulator a delay that one bucket size hides
- * and another shows. */
+ * and another shows; FSDP's unit that holds the parameter waits too. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -461,6 +461,59 @@ START_TEST(test_cli_place)
 }
 END_TEST
 
+/* FSDP: the delay holds up the unit that holds the parameter (its
+ * backward compute, then its reduce_scatter) on that rank */
+static double fsdp_step_s(const char *extra)
+{
+    char scn[1024], args[4096], *out = NULL, *dir = tu_tmpdir(), js[1100];
+    snprintf(js, sizeof(js), "%s/f.json", dir);
+    snprintf(args, sizeof(args),
+             "fsdp run %s --quiet --json %s --set cluster.nodes=1 "
+             "--set fsdp.model=gpt2_small %s",
+             tu_src_path(scn, sizeof(scn), "scenarios/fsdp-gpt2-8n.yaml"), js,
+             extra);
+    int rc = tu_herd(args, &out);
+    ck_assert_msg(rc == 0, "herd %s: rc %d: %s", args, rc, out);
+    free(out);
+    json_error_t je;
+    json_t *j = json_load_file(js, 0, &je);
+    ck_assert_msg(j, "%s: %s", js, je.text);
+    double s = json_real_value(
+        json_object_get(json_object_get(j, "steady"), "step_s"));
+    json_decref(j);
+    remove(js);
+    remove(dir);
+    free(dir);
+    return s;
+}
+
+START_TEST(test_fsdp)
+{
+    double base = fsdp_step_s("");
+    double late = fsdp_step_s("--set 'stragglers=[{rank: 3, param: "
+                              "transformer.h.5.mlp.c_fc.weight, delay: "
+                              "200ms}]'");
+    /* 200 ms of compute on one rank's unit: every rank waits for its
+     * reduce_scatter, so most of it shows */
+    ck_assert_msg(late - base > 0.1 && late - base < 0.2 + 1e-6, "%g -> %g",
+                  base, late);
+    char *out = NULL;
+    char scn[1024], args[2048];
+    snprintf(args, sizeof(args),
+             "fsdp run %s --quiet --set cluster.nodes=1 --set "
+             "fsdp.model=gpt2_small --set 'stragglers=[{rank: 3, param: "
+             "transformer.h.5.mlp.c_fc.weigth, delay: 1ms}]'",
+             tu_src_path(scn, sizeof(scn), "scenarios/fsdp-gpt2-8n.yaml"));
+    ck_assert_int_eq(tu_herd(args, &out), 2);
+    ck_assert_msg(strstr(out, "stragglers.grads[0].param: no parameter "
+                              "'transformer.h.5.mlp.c_fc.weigth'"),
+                  "%s", out);
+    ck_assert_msg(strstr(out, "close names: transformer.h.5.mlp.c_fc.weight"),
+                  "%s", out);
+    free(out);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ddp_grad_stragglers");
@@ -474,6 +527,7 @@ int main(void)
     tcase_add_test(tc, test_slow_layer_hidden_then_visible);
     tcase_add_test(tc, test_late_grad_visible_then_hidden);
     tcase_add_test(tc, test_cli_place);
+    tcase_add_test(tc, test_fsdp);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

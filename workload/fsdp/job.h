@@ -56,6 +56,9 @@ typedef struct fsdp_job {
     int ngroups;
     size_t max_slots;
     uint64_t max_buf_bytes;
+    /* the scenario's stragglers.grads (set by the caller, checked with
+     * ddp_grad_delays_check) */
+    ddp_grad_delays_t grad_delays;
     wl_data_t data; /* data loading before each step (set by the caller;
                        zero: none) */
 } fsdp_job_t;
