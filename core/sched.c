@@ -162,8 +162,7 @@ static herd_status_t check_desc(const core_sched_desc_t *d)
         d->coll != HERD_COLL_MONITORED_BARRIER && d->elem_size == 0)
         return HERD_ERR_INVALID_ARG;
     if (core_coll_is_v(d->coll) &&
-        (!d->counts ||
-         (d->coll == HERD_COLL_ALL_TO_ALL_V && !d->recv_counts) ||
+        (!d->counts || (d->coll == HERD_COLL_ALL_TO_ALL_V && !d->recv_counts) ||
          (d->coll != HERD_COLL_ALL_TO_ALL_V &&
           d->counts[d->rank] != d->count)))
         return HERD_ERR_INVALID_ARG;
@@ -250,8 +249,37 @@ static herd_status_t alg_init(const core_sched_desc_t *desc,
     return HERD_OK;
 }
 
+/* all_to_all_v given as a matrix: this rank's row and column. */
+static herd_status_t lower_matrix(const core_sched_desc_t *desc,
+                                  core_sched_t *out)
+{
+    size_t p = desc->nranks > 0 ? (size_t)desc->nranks : 1, r = 0;
+    if (desc->rank < 0 || desc->rank >= desc->nranks)
+        return HERD_ERR_INVALID_ARG;
+    r = (size_t)desc->rank;
+    size_t *v = malloc(2 * p * sizeof(*v));
+    if (!v)
+        return HERD_ERR_NO_MEMORY;
+    core_sched_desc_t d = *desc;
+    d.count = 0; /* as in the API: what this rank sends in all */
+    for (size_t q = 0; q < p; q++) {
+        v[q] = desc->matrix[r * p + q];
+        v[p + q] = desc->matrix[q * p + r];
+        d.count += v[q];
+    }
+    d.matrix = NULL;
+    d.counts = v;
+    d.recv_counts = v + p;
+    herd_status_t st = core_sched_lower(&d, out);
+    out->desc = *desc; /* the arrays above are gone after the return */
+    free(v);
+    return st;
+}
+
 herd_status_t core_sched_lower(const core_sched_desc_t *desc, core_sched_t *out)
 {
+    if (desc->coll == HERD_COLL_ALL_TO_ALL_V && desc->matrix && !desc->counts)
+        return lower_matrix(desc, out);
     core_sched_desc_t d;
     core_alg_t a;
     herd_status_t st = alg_init(desc, &d, out, &a);

@@ -98,6 +98,10 @@ typedef struct core_sched_desc {
      * r, recv_counts[r] what it receives from r. */
     const size_t *counts;
     const size_t *recv_counts;
+    /* all_to_all_v for the verifier and tools, which see every rank: the
+     * p x p matrix (row i: what rank i sends each rank) instead of counts
+     * and recv_counts. */
+    const size_t *matrix;
 } core_sched_desc_t;
 
 typedef struct core_sched {

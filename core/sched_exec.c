@@ -228,11 +228,40 @@ static void init_data(vexec_t *x)
 }
 
 /* Expected value of rank r's OUT[i]. */
+/* The uneven kinds: out[i] of rank r. Blocks are found by walking the
+ * counts (the verifier's configurations are small). */
+static uint64_t expect_v(const vexec_t *x, int r, uint64_t i)
+{
+    const core_sched_desc_t *d = x->v->d;
+    int p = d->nranks;
+    size_t pp = (size_t)p;
+    if (d->coll == HERD_COLL_REDUCE_SCATTER_V)
+        return x->sums[core_verify_vsum(d->counts, r, 1) + i];
+    for (int q = 0; q < p; q++) {
+        uint64_t len = d->coll == HERD_COLL_ALL_GATHER_V
+                           ? d->counts[q]
+                           : d->matrix[(size_t)q * pp + (size_t)r];
+        if (i < len)
+            return d->coll == HERD_COLL_ALL_GATHER_V
+                       ? val(x->seed, q, i)
+                       : val(x->seed, q,
+                             core_verify_vsum(d->matrix + (size_t)q * pp, r,
+                                              1) +
+                                 i);
+        i -= len;
+    }
+    return 0;
+}
+
 static uint64_t expect(const vexec_t *x, int r, uint64_t i)
 {
     const core_sched_desc_t *d = x->v->d;
     uint64_t n = d->count;
     switch (d->coll) {
+    case HERD_COLL_ALL_GATHER_V:
+    case HERD_COLL_REDUCE_SCATTER_V:
+    case HERD_COLL_ALL_TO_ALL_V:
+        return expect_v(x, r, i);
     case HERD_COLL_ALL_REDUCE:
     case HERD_COLL_REDUCE:
         return x->sums[i];
@@ -383,7 +412,8 @@ static herd_status_t setup(vexec_t *x)
         x->mem[(size_t)r * 3 + CORE_BUF_SCRATCH] = m;
         m += v->sch[r].scratch_count;
     }
-    if (d->coll == HERD_COLL_BARRIER) {
+    if (d->coll == HERD_COLL_BARRIER ||
+        d->coll == HERD_COLL_MONITORED_BARRIER) {
         x->W = (uint32_t)((v->p + 63) / 64);
         x->know = malloc(n * x->W * sizeof(*x->know));
         if (!x->know)
@@ -399,6 +429,8 @@ static herd_status_t make_sums(vexec_t *x)
     uint64_t n = d->count;
     if (d->coll == HERD_COLL_REDUCE_SCATTER)
         n *= (uint64_t)d->nranks;
+    else if (d->coll == HERD_COLL_REDUCE_SCATTER_V)
+        n = core_verify_vsum(d->counts, d->nranks, 1);
     else if (d->coll != HERD_COLL_ALL_REDUCE && d->coll != HERD_COLL_REDUCE)
         return HERD_OK;
     x->sums = calloc(n ? n : 1, sizeof(*x->sums));

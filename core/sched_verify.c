@@ -45,11 +45,30 @@ const char *core_verify_step_str(const core_verify_t *v, uint32_t g, char *buf,
     return buf;
 }
 
+uint64_t core_verify_vsum(const size_t *v, int n, int stride)
+{
+    uint64_t s = 0;
+    for (int i = 0; i < n; i++)
+        s += v[(size_t)i * (size_t)stride];
+    return s;
+}
+
 uint64_t core_verify_bufsize(const core_sched_desc_t *d, int rank, int buf)
 {
     uint64_t n = d->count, pn = n * (uint64_t)d->nranks;
-    int root = rank == d->root;
+    int root = rank == d->root, p = d->nranks;
     switch (d->coll) {
+    case HERD_COLL_ALL_GATHER_V:
+        return buf == CORE_BUF_IN ? d->counts[rank]
+                                  : core_verify_vsum(d->counts, p, 1);
+    case HERD_COLL_REDUCE_SCATTER_V:
+        return buf == CORE_BUF_IN ? core_verify_vsum(d->counts, p, 1)
+                                  : d->counts[rank];
+    case HERD_COLL_ALL_TO_ALL_V: /* the verifier's matrix form */
+        return buf == CORE_BUF_IN
+                   ? core_verify_vsum(d->matrix + (size_t)rank * (size_t)p, p,
+                                      1)
+                   : core_verify_vsum(d->matrix + rank, p, p);
     case HERD_COLL_ALL_REDUCE:
         return n;
     case HERD_COLL_BROADCAST:
@@ -151,12 +170,14 @@ static int check_step(core_verify_t *v, uint32_t g, const core_step_t *st,
                              local);
             return -1;
         }
-    if (v->d->coll == HERD_COLL_BARRIER && st->count) {
+    int barrier = v->d->coll == HERD_COLL_BARRIER ||
+                  v->d->coll == HERD_COLL_MONITORED_BARRIER;
+    if (barrier && st->count) {
         core_verify_fail(v, "%s: barrier messages carry no data",
                          core_verify_step_str(v, g, sb, sizeof(sb)));
         return -1;
     }
-    return v->d->coll == HERD_COLL_BARRIER ? 0 : check_ranges(v, g, st);
+    return barrier ? 0 : check_ranges(v, g, st);
 }
 
 static herd_status_t lower_all(core_verify_t *v, core_sched_lower_fn lower)
@@ -169,6 +190,9 @@ static herd_status_t lower_all(core_verify_t *v, core_sched_lower_fn lower)
     for (int r = 0; r < v->p; r++) {
         core_sched_desc_t d = *v->d;
         d.rank = r;
+        if (d.coll == HERD_COLL_ALL_GATHER_V ||
+            d.coll == HERD_COLL_REDUCE_SCATTER_V)
+            d.count = d.counts[r];
         herd_status_t st = lower(&d, &v->sch[r]);
         if (st != HERD_OK) {
             core_verify_fail(v, "lowering rank %d failed: %s", r,

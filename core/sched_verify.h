@@ -38,6 +38,8 @@ const char *core_verify_step_str(const core_verify_t *v, uint32_t g, char *buf,
                                  size_t len);
 /* Elements of buffer `buf` (IN or OUT) rank `rank` holds. */
 uint64_t core_verify_bufsize(const core_sched_desc_t *d, int rank, int buf);
+/* Sum of n counts at v[0], v[stride], ... */
+uint64_t core_verify_vsum(const size_t *v, int n, int stride);
 
 static inline const core_step_t *core_verify_step(const core_verify_t *v,
                                                   uint32_t g)
