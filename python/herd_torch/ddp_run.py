@@ -89,7 +89,8 @@ _DT_NAME = {v: k for k, v in synth.DTYPES.items()}
 def run(spec, out, threads=1):
     torch.set_num_threads(threads)
     sys.setswitchinterval(1e-4)  # the hook's callbacks wait less for the GIL
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "eth0")
+    if os.environ.get("HERD_HOST_ADDR"):  # a testbed host: its link
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "eth0")
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     # One clock for all ranks: rank 0's monotonic time now is zero.
@@ -98,6 +99,9 @@ def run(spec, out, threads=1):
     base = int(base.item())
 
     torch.manual_seed(0)
+    # A slow rank (stragglers.ranks[].compute): the testbed's factor.
+    scale = float(os.environ.get("HERD_COMPUTE_SCALE", "1") or 1)
+    spec = scaled(spec, scale)
     model = synth.build(spec)
     ddp_opts = spec.get("ddp", {})
     kwargs = {"bucket_cap_mb": float(ddp_opts.get("bucket_cap_mb", 25)),
@@ -171,6 +175,18 @@ def run(spec, out, threads=1):
     os.replace(path + ".tmp", path)
     dist.destroy_process_group()
     return 0
+
+
+def scaled(spec, factor):
+    """The spec with its compute (not the straggler delays) times factor."""
+    if factor == 1:
+        return spec
+    out = dict(spec)
+    for k in ("forward_s", "optimizer_s", "backward_tail_s"):
+        out[k] = float(spec.get(k, 0)) * factor
+    out["params"] = [dict(p, backward_s=float(p.get("backward_s", 0))
+                          * factor) for p in spec["params"]]
+    return out
 
 
 def load_spec(path):

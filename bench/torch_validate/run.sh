@@ -1,0 +1,38 @@
+#!/bin/sh
+# bench/torch_validate/run.sh - herd validate --torch over link rates x
+# bucket_cap_mb x (without, with) a one-gradient straggler, resnet18 on
+# 2 testbed hosts (BENCHMARKS.md, "Validation against real PyTorch").
+# Usage: sh bench/torch_validate/run.sh RATE...   (root; e.g. 50Mbit)
+# Env: HERD (herd binary), PY (python with torch), OUT, CAPS.
+# Each cell is one `herd validate` under flock /tmp/herd-testbed.lock (a
+# minute or so); the first cell of a rate calibrates the links, the others
+# reuse that fit (--calibration). `python3 table.py OUT` makes the table.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+HERD=${HERD:-$root/build/cli/herd}
+PY=${PY:-/work/venv-torch/bin/python3}
+OUT=${OUT:-$root/out-torch-validate}
+CAPS=${CAPS:-"1 5 25 100"}
+LOCK=/tmp/herd-testbed.lock
+for rate in "$@"; do
+    cal=$OUT/$rate/calibration.yaml
+    for variant in plain straggler; do
+        scen=$here/resnet18-2h.yaml
+        [ "$variant" = straggler ] && scen=$here/resnet18-2h-straggler.yaml
+        for cap in $CAPS; do
+            dir=$OUT/$rate/$variant/b$cap
+            [ -f "$dir/report.md" ] && continue
+            rm -rf "$dir"
+            mkdir -p "$OUT/$rate"
+            if [ -f "$cal" ]; then set -- --calibration "$cal"; else set --; fi
+            echo "== $rate $variant bucket_cap_mb=$cap"
+            flock "$LOCK" "$HERD" validate "$scen" --torch --python "$PY" \
+                --bandwidth "$rate" --set ddp.bucket_cap_mb="$cap" \
+                --calibrate-bytes 4MiB --keep-testbed --timeout 400 \
+                -o "$dir" "$@" | tail -3
+            [ -f "$cal" ] || cp "$dir/calibration.yaml" "$cal"
+        done
+    done
+    flock "$LOCK" "$HERD" testbed down
+done
