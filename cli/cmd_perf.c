@@ -153,6 +153,14 @@ static int set_names(const char *flag, const char *v, perf_args_t *a)
         return herd_coll_parse(v, &p->coll) != HERD_OK ||
                        p->coll == HERD_COLL_SEND || p->coll == HERD_COLL_RECV
                    ? bad_value(flag, v, "a collective (all_reduce, ...)")
+               /* a size sweep has one count per rank: the uneven kinds
+                * and monitored_barrier are not nccl-tests' */
+               : core_coll_is_v(p->coll) ||
+                       p->coll == HERD_COLL_MONITORED_BARRIER
+                   ? bad_value(flag, v,
+                               "a collective herd perf sweeps (the *_v "
+                               "kinds and monitored_barrier take counts "
+                               "per rank or none)")
                    : 0;
     if (!strcmp(flag, "--algo"))
         return herd_algo_parse(v, &p->algo) != HERD_OK
