@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "sim/sym.h"
 
 #define SIM_INST_POSTED 1
 #define SIM_INST_DONE 2
@@ -53,6 +54,12 @@ static void inst_free(sim_inst_t *inst)
         }
     }
     sim_exec_blobs_free(inst);
+    if (inst->sym) {
+        free(inst->sym->req);
+        free(inst->sym->pend);
+        free(inst->sym->saved);
+        free(inst->sym);
+    }
     free(inst->world_ranks);
     free(inst->vcounts);
     free(inst->posted);
@@ -78,6 +85,7 @@ static herd_algo_t resolve_algo(const sim_comm_t *c, const core_coll_args_t *a)
 }
 
 static int vcounts_init(sim_inst_t *inst, const core_coll_args_t *a);
+static int sym_rotational(sim_world_t *w, sim_inst_t *inst);
 
 static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
                               const core_coll_args_t *a, sim_inst_t **out)
@@ -129,6 +137,9 @@ static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
     if (t < 1.8e19 && sim_push(w, w->now + (uint64_t)llround(t), SIM_EV_TIMEOUT,
                                0, inst) == HERD_OK)
         inst->timeout_queued = 1;
+    if (w->sym && sim_sym_candidate(w, inst, sym_rotational(w, inst)) !=
+                      HERD_OK)
+        return HERD_ERR_NO_MEMORY; /* the instance stays for the teardown */
     *out = inst;
     return HERD_OK;
 }
@@ -240,6 +251,19 @@ static int rotational(const sim_world_t *w, const sim_inst_t *inst)
     return core_sched_rotational_shape(&d);
 }
 
+/* The symmetry shortcut (sim/sym.c) needs every member's schedule to be
+ * a rotation of every other's, counts included, whatever no_rotation
+ * says (that only decides whether members lower their own). */
+static int sym_rotational(sim_world_t *w, sim_inst_t *inst)
+{
+    if (w->opts.real_buffers || core_coll_is_v(inst->args.coll) || inst->p < 2)
+        return 0;
+    if (inst->algo == HERD_ALGO_NCCL)
+        return sim_nccl_sym_ok(w, inst);
+    core_sched_desc_t d = sched_desc(w, inst, &inst->args, 0);
+    return core_sched_rotational(&d);
+}
+
 static herd_status_t lower(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
                            const core_coll_args_t *a, core_sched_t *s)
 {
@@ -303,6 +327,31 @@ static herd_status_t make_exec(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
     return HERD_OK;
 }
 
+/* Member c->base.rank's executor made and started (the caller counts
+ * its post). */
+static herd_status_t start_member(sim_world_t *w, sim_comm_t *c,
+                                  sim_inst_t *inst, const core_coll_args_t *a,
+                                  sim_req_t *req)
+{
+    int m = c->base.rank;
+    sim_exec_t *x = NULL;
+    herd_status_t st = make_exec(w, c, inst, a, req, &x);
+    if (st != HERD_OK)
+        return st;
+    inst->execs[m] = x;
+    apply_early(w, inst, m, x);
+    sim_exec_start(w, x);
+    sim_world_drain(w);
+    return HERD_OK;
+}
+
+herd_status_t sim_coll_start_member(sim_world_t *w, sim_inst_t *inst, int m,
+                                    sim_req_t *req)
+{
+    /* symmetric instances are world ones: member m is world rank m */
+    return start_member(w, w->ranks[m].world_comm, inst, &inst->args, req);
+}
+
 herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
                             sim_req_t *req)
 {
@@ -325,6 +374,10 @@ herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
                                herd_coll_name(a->coll),
                                (unsigned long long)a->seq);
     sim_diag_class_t bad = compare_args(inst, m, a);
+    if (bad != SIM_DIAG_NONE && inst->sym) {
+        sim_sym_break(w); /* a mismatch is diagnosed member by member */
+        inst->sym->mode = SIM_SYM_FULL;
+    }
     if (bad != SIM_DIAG_NONE) {
         if (inst->mismatch == SIM_DIAG_NONE)
             inst->mismatch = bad;
@@ -332,16 +385,19 @@ herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
         inst->nposted++;
         return HERD_OK; /* never executed: the diagnosis reports it */
     }
-    sim_exec_t *x = NULL;
-    st = make_exec(w, c, inst, a, req, &x);
+    if (inst->sym && inst->sym->mode != SIM_SYM_FULL) {
+        /* decided, and started, at the end of the instant */
+        inst->posted[m] = SIM_INST_POSTED;
+        inst->nposted++;
+        return sim_sym_post(w, inst, m, req);
+    }
+    if (w->sym)
+        sim_sym_break(w); /* it would share links with the regime's */
+    st = start_member(w, c, inst, a, req);
     if (st != HERD_OK)
         return st;
     inst->posted[m] = SIM_INST_POSTED;
     inst->nposted++;
-    inst->execs[m] = x;
-    apply_early(w, inst, m, x);
-    sim_exec_start(w, x);
-    sim_world_drain(w);
     return HERD_OK;
 }
 
@@ -349,6 +405,9 @@ void sim_inst_maybe_free(sim_world_t *w, sim_inst_t *inst)
 {
     if (inst->nposted < inst->p || inst->ndone < inst->p)
         return;
+    int held = inst->sym ? sim_sym_held(w, inst) : 0;
+    if (held == 2)
+        return; /* a replay still runs its members */
     if (inst->in_table) {
         sim_htab_del(&w->insts, inst->key);
         inst->in_table = 0;
@@ -358,7 +417,7 @@ void sim_inst_maybe_free(sim_world_t *w, sim_inst_t *inst)
      * for its timeout event, which is usually after the run's end: a DDP
      * run kept every bucket's arrays to the end (1.2 GB at 2048 ranks). */
     sim_exec_blobs_free(inst);
-    if (inst->inflight || inst->timeout_queued)
+    if (inst->inflight || inst->timeout_queued || held)
         return;
     if (inst->prev_all)
         inst->prev_all->next_all = inst->next_all;
@@ -372,6 +431,8 @@ void sim_inst_maybe_free(sim_world_t *w, sim_inst_t *inst)
 void sim_inst_member_done(sim_world_t *w, sim_inst_t *inst, int m,
                           herd_status_t st)
 {
+    if (inst->sym && sim_sym_member_done(w, inst, m, st))
+        return;
     sim_exec_t *x = inst->execs[m];
     inst->execs[m] = NULL;
     inst->posted[m] |= SIM_INST_DONE;
@@ -406,6 +467,8 @@ static void monitored_fail(sim_world_t *w, sim_inst_t *inst)
 void sim_inst_timeout(sim_world_t *w, sim_inst_t *inst)
 {
     inst->timeout_queued = 0;
+    if (inst->sym && inst->sym->held && inst->ndone == inst->p)
+        return; /* freed when the regime ends */
     if (inst->ndone == inst->p) {
         sim_inst_maybe_free(w, inst);
         return;

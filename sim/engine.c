@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "sim/sim.h"
+#include "sim/sym.h"
 
 /* After the run ended, a rank that keeps calling the API (ignoring the
  * errors) is abandoned after this many calls, never looped on forever. */
@@ -287,6 +288,11 @@ static void run_loop(sim_world_t *w)
         }
         uint64_t tn = sim_net_next_time(w->net);
         uint64_t tq = sim_evq_next_time(&w->q);
+        if (w->sym && w->sym->npend && (tn < tq ? tn : tq) > w->now) {
+            /* the instant is over: collectives posted in it start */
+            sim_sym_instant_end(w);
+            continue;
+        }
         if (tn == UINT64_MAX && w->q.n <= w->timeouts_queued) {
             w->end_status = HERD_ERR_HANG;
             break;
@@ -367,6 +373,9 @@ void sim_world_abort_ranks(sim_world_t *w)
 void sim_world_loop(sim_world_t *w)
 {
     run_loop(w);
+    /* a diagnosis needs every member's state, not a representative's */
+    if (w->sym)
+        sim_sym_settle(w);
 }
 
 /* A compute of `seconds`: virtual ns scaled by the rank's slowdown and

@@ -14,6 +14,7 @@
 
 #include "core/reduce.h"
 #include "sim/exec_impl.h"
+#include "sim/sym.h"
 
 sim_req_t *sim_exec_req(const sim_exec_t *x)
 {
@@ -104,6 +105,9 @@ static void complete(sim_exec_t *x, uint32_t step)
 
 void sim_exec_step_done(sim_world_t *w, sim_exec_t *x, uint32_t step)
 {
+    (void)w;
+    if (x->zombie)
+        return;
     complete(x, step);
 }
 
@@ -200,9 +204,12 @@ static void start_send(sim_exec_t *x, uint32_t step, sim_xconn_t *c, uint32_t k)
     }
     x->inst->inflight++;
     if (!c->rconn) {
-        const sim_exec_t *r = x->inst->execs[c->peer];
+        int dst = c->peer, src = x->member;
+        if (sim_sym_on(x->inst)) /* the peer's representative receives */
+            sim_sym_map(w, &dst, &src);
+        const sim_exec_t *r = x->inst->execs[dst];
         if (r)
-            c->rconn = sim_pcmap_get(&r->rconn, x->member, (int)c->channel);
+            c->rconn = sim_pcmap_get(&r->rconn, src, (int)c->channel);
     }
     f->rconn = c->rconn;
     /* NCCL model: bytes on the wire under the protocol (LL, LL128) */

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "sim/exec_impl.h"
+#include "sim/sym.h"
 
 /* Large per-exec arrays live in huge pages where the kernel allows it: a
  * big run touches them in many places at once and TLB misses dominate. */
@@ -355,7 +356,9 @@ static size_t fill_wait(uint8_t *wait, const uint32_t *w0, size_t n,
 static herd_status_t wait_bytes(sim_exec_t *x, const uint32_t *w0)
 {
     sim_inst_t *inst = x->inst;
-    size_t n = x->nsteps, p = (size_t)inst->p;
+    /* a symmetric instance runs one node's members, the representatives */
+    size_t n = x->nsteps,
+           p = (size_t)(sim_sym_on(inst) ? x->w->sym->g : inst->p);
     if (!inst->wpool && n > 0 && p > 1) {
         inst->wpool = big_alloc(n * p, 1, 0);
         inst->wpool_tmpl = w0;

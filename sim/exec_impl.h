@@ -129,6 +129,8 @@ struct sim_exec {
     uint64_t buflen[3];
     void **payload;
     herd_status_t err;
+    int zombie; /* a representative dropped when the symmetry shortcut
+                   ended (sim/sym.c): its queued events do nothing */
 };
 
 /* What members whose schedules are rotations of the instance's first

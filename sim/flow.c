@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "sim/sim.h"
+#include "sim/sym.h"
 
 #define SIM_FLOW_SLAB 4096
 
@@ -55,19 +56,25 @@ void sim_flow_fini(sim_world_t *w)
 static void delivered(sim_world_t *w, sim_flow_t *f)
 {
     sim_inst_t *inst = f->inst;
-    sim_exec_t *x = inst->execs[f->dst];
+    int dst = f->dst, src = f->src;
+    if (sim_sym_on(inst)) /* the representative of dst receives it */
+        sim_sym_map(w, &dst, &src);
+    sim_exec_t *x = inst->execs[dst];
     if (x) {
-        sim_exec_deliver(w, x, f->rconn, f->src, f->channel, f->k, f->payload);
-    } else if (!sim_inst_member_state(inst, f->dst)) {
+        sim_exec_deliver(w, x, f->rconn, src, f->channel, f->k, f->payload);
+    } else if (!(sim_inst_member_state(inst, dst) & 6)) {
+        /* not posted, or posted this instant and started at its end
+         * (sim/sym.c): kept for when it starts; done (2) or mismatched
+         * (4): dropped */
         sim_early_t *e = malloc(sizeof(*e));
         if (e) {
             /* Order does not matter: messages are matched by index. */
-            *e = (sim_early_t){.src = f->src,
+            *e = (sim_early_t){.src = src,
                                .channel = f->channel,
                                .k = f->k,
                                .payload = f->payload,
-                               .next = inst->early[f->dst]};
-            inst->early[f->dst] = e;
+                               .next = inst->early[dst]};
+            inst->early[dst] = e;
         } else {
             free(f->payload);
         }

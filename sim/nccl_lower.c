@@ -401,6 +401,34 @@ static herd_status_t inst_plan(sim_world_t *w, sim_inst_t *inst, int *node)
     return st;
 }
 
+int sim_nccl_sym_ok(sim_world_t *w, sim_inst_t *inst)
+{
+    int *node = malloc((size_t)inst->p * sizeof(int));
+    herd_status_t st = node ? inst_plan(w, inst, node) : HERD_ERR_NO_MEMORY;
+    free(node);
+    const sim_nccl_plan_t *pl = &inst->nccl;
+    const core_coll_args_t *a = &inst->args;
+    if (st != HERD_OK || pl->lower != HERD_ALGO_RING || inst->p < 2)
+        return 0;
+    /* each channel is a core/ ring over its range (ring_channel), the
+     * ranks in node order: shifting by one node maps it onto itself when
+     * its ring is a rotation (equal blocks) */
+    int ch = pl->channels > 0 ? pl->channels : 1;
+    uint64_t q = a->count / (uint64_t)ch, rem = a->count % (uint64_t)ch;
+    for (uint64_t len = q; len <= q + (rem ? 1 : 0); len++) {
+        core_sched_desc_t d = {.coll = a->coll,
+                               .algo = HERD_ALGO_RING,
+                               .nranks = inst->p,
+                               .count = len,
+                               .elem_size = herd_dtype_size(a->dtype),
+                               .channels = 1,
+                               .chunk_bytes = pl->slice_bytes};
+        if (len > 0 && !core_sched_rotational(&d))
+            return 0;
+    }
+    return 1;
+}
+
 herd_status_t sim_nccl_lower(sim_world_t *w, sim_inst_t *inst, int rank,
                              core_sched_t *out)
 {

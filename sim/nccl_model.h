@@ -120,5 +120,9 @@ struct sim_world;
 struct sim_inst;
 herd_status_t sim_nccl_lower(struct sim_world *w, struct sim_inst *inst,
                              int rank, core_sched_t *out);
+/* 1 when the instance's members are interchangeable under a shift by
+ * one node (NCCL's rings, each channel's blocks equal): the symmetry
+ * shortcut (sim/sym.c) may run it. Computes the plan. */
+int sim_nccl_sym_ok(struct sim_world *w, struct sim_inst *inst);
 
 #endif

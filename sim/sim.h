@@ -261,6 +261,8 @@ struct sim_world {
                                          posted */
     double wall0, wall_next; /* CLOCK_MONOTONIC: start, next report */
     int interrupted;         /* *opts.stop ended the run */
+    struct sim_sym *sym;     /* the symmetry shortcut (sim/sym.h); NULL:
+                                off for this world */
     size_t flight_max;       /* HERD_FLIGHT_ENTRIES, read at the first op */
     int flight_read;
 };
@@ -402,6 +404,8 @@ struct sim_inst {
     size_t wpool_nbig;          /* steps in them waiting for 7 or more */
     struct sim_rot *rot;        /* template of rotated members; NULL: each
                                    member lowers its own schedule */
+    struct sim_isym *sym;       /* a candidate for the symmetry shortcut
+                                   (sim/sym.h); NULL: not one */
     size_t *vcounts; /* the *_v kinds: counts to check posters against
                         (sim/coll.c); NULL otherwise */
 };

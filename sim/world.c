@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/sim.h"
+#include "sim/sym.h"
 
 static herd_status_t opts_error(herd_run_info_t *info, herd_status_t st,
                                 const char *msg, int v, int n)
@@ -152,6 +153,7 @@ static herd_status_t ranks_init(sim_world_t *w)
 static void world_free(sim_world_t *w)
 {
     sim_inst_free_all(w);
+    sim_sym_fini(w);
     sim_p2p_fini(w);
     for (int i = 0; w->ranks && i < w->n; i++) {
         sim_rank_t *r = &w->ranks[i];
@@ -215,6 +217,8 @@ static herd_status_t world_init(sim_world_t *w, const herd_init_t *init,
     }
     if (st == HERD_OK)
         st = sim_net_create(&w->opts, w->n, sim_net_cb, w, &w->net);
+    if (st == HERD_OK)
+        st = sim_sym_init(w);
     if (st == HERD_OK)
         st = ranks_init(w);
     if (st == HERD_OK)
