@@ -34,6 +34,9 @@ static const char usage[] =
     "  scenario.yaml  DDP jobs: the job for herd ddp run / sim / sweep\n"
     "                 (network: placeholders; fill in or herd calibrate)\n"
     "Traced ranks stand for all (SPMD) when fewer than --world-size.\n"
+    "Several traces of one rank are runs of the same job: the model's\n"
+    "compute is measured over all their steps (trace and timeline: the\n"
+    "first by file name).\n"
     "--model FILE gives the parameters when the trace has no shapes\n"
     "(PyTorch 1.13); --bucket-cap-mb the job's value when known.\n"
     "Exit: 0 ok, 1 imported but the model's buckets differ from the\n"
@@ -50,9 +53,12 @@ typedef struct imp_args {
 typedef struct imp_job {
     char *files[IMP_MAX_FILES];
     int nfiles;
-    kineto_rank_t *ranks;
+    kineto_rank_t *ranks; /* the first run of each rank, then repeats */
     kineto_steps_t *steps;
-    size_t n;
+    size_t n;               /* ranks: the first runs */
+    size_t nall;            /* every trace read */
+    kineto_steps_t *pooled; /* per rank: the steps of all its runs (shallow
+                               copies), or NULL with one run each */
     int world, rpn, ddp;
     ddp_model_t given;
     int have_given;
@@ -169,7 +175,69 @@ static int imp_files(const imp_args_t *a, imp_job_t *j)
 static int cmp_rank(const void *a, const void *b)
 {
     const kineto_rank_t *x = a, *y = b;
-    return (x->rank > y->rank) - (x->rank < y->rank);
+    if (x->rank != y->rank)
+        return (x->rank > y->rank) - (x->rank < y->rank);
+    return strcmp(x->path, y->path); /* runs in the order of their names */
+}
+
+/* Several traces of one rank are runs of the same job (rounds of a
+ * capture): the first of each rank (by file name) gives the trace and
+ * the timeline, and the compute the model is inferred from is measured
+ * over the steps of all of them, so that one noisy run weighs less. The
+ * repeats move behind the first runs; j->n counts the first runs. */
+static int imp_pool_runs(imp_job_t *j)
+{
+    size_t n = j->n, np = 0;
+    for (size_t i = 0; i < n; i++)
+        np += !i || j->ranks[i].rank != j->ranks[i - 1].rank;
+    j->nall = n;
+    if (np == n)
+        return 0;
+    kineto_rank_t *r = malloc(n * sizeof(*r));
+    kineto_steps_t *s = malloc(n * sizeof(*s));
+    size_t *runs = calloc(np, sizeof(*runs));
+    j->pooled = calloc(np, sizeof(*j->pooled));
+    int rc = r && s && runs && j->pooled ? 0 : 2;
+    for (int pass = 0; !rc && pass < 2; pass++) {
+        size_t q = 0, d = np, cur = 0;
+        for (size_t i = 0; i < n; i++) {
+            int again = i && j->ranks[i].rank == j->ranks[i - 1].rank;
+            size_t at = again ? d++ : (cur = q++);
+            kineto_steps_t *p = &j->pooled[cur];
+            if (pass == 0) { /* count */
+                r[at] = j->ranks[i], s[at] = j->steps[i];
+                p->n += j->steps[i].n;
+                runs[cur]++;
+                continue;
+            }
+            memcpy(p->s + p->n, j->steps[i].s,
+                   j->steps[i].n * sizeof(kineto_step_t));
+            p->n += j->steps[i].n;
+        }
+        for (size_t c = 0; pass == 0 && !rc && c < np; c++) {
+            j->pooled[c].s =
+                malloc((j->pooled[c].n + 1) * sizeof(kineto_step_t));
+            rc = j->pooled[c].s ? 0 : 2;
+            j->pooled[c].n = 0;
+        }
+    }
+    for (size_t c = 0; !rc && c < np; c++)
+        if (runs[c] > 1)
+            printf("rank %d: %zu runs, %zu steps pooled for the model's "
+                   "compute (trace and timeline from %s)\n",
+                   r[c].rank, runs[c], j->pooled[c].n, r[c].path);
+    if (!rc) {
+        free(j->ranks), free(j->steps);
+        j->ranks = r, j->steps = s, j->n = np;
+    } else {
+        free(r), free(s);
+        for (size_t c = 0; j->pooled && c < np; c++)
+            free(j->pooled[c].s);
+        free(j->pooled);
+        j->pooled = NULL;
+    }
+    free(runs);
+    return rc;
 }
 
 static int imp_read(imp_job_t *j)
@@ -188,13 +256,6 @@ static int imp_read(imp_job_t *j)
     }
     qsort(j->ranks, j->n, sizeof(kineto_rank_t), cmp_rank);
     for (size_t i = 0; i < j->n; i++) {
-        if (i && j->ranks[i].rank == j->ranks[i - 1].rank) {
-            fprintf(stderr,
-                    "herd import: %s and %s are both rank %d (expected one "
-                    "trace per rank)\n",
-                    j->ranks[i - 1].path, j->ranks[i].path, j->ranks[i].rank);
-            return 2;
-        }
         if (kineto_steps(&j->ranks[i], &j->steps[i], err, sizeof(err))) {
             fprintf(stderr, "herd import: %s\n", err);
             return 2;
@@ -212,7 +273,7 @@ static int imp_read(imp_job_t *j)
             return 2;
         }
     }
-    return 0;
+    return imp_pool_runs(j);
 }
 
 /* World size and ranks per node: options, else the traces. */
@@ -291,7 +352,8 @@ static int imp_ddp(const imp_args_t *a, imp_job_t *j)
         }
         j->have_given = 1;
     }
-    if (ddp_infer(j->steps, j->n, j->have_given ? &j->given : NULL, a->cap_mb,
+    if (ddp_infer(j->pooled ? j->pooled : j->steps, j->n,
+                  j->have_given ? &j->given : NULL, a->cap_mb,
                   j->ranks[0].has_dist_info, &j->inf, err, sizeof(err))) {
         fprintf(stderr, "herd import: %s\n", err);
         return 2;
@@ -510,10 +572,13 @@ int cli_import_main(int argc, char **argv)
         rc = imp_ddp(&a, &j);
     if (!rc)
         rc = imp_write(&a, &j);
-    for (size_t i = 0; i < j.n; i++) {
+    for (size_t i = 0; i < (j.nall ? j.nall : j.n); i++) {
         kineto_steps_fini(&j.steps[i]);
         kineto_rank_fini(&j.ranks[i]);
     }
+    for (size_t i = 0; j.pooled && i < j.n; i++)
+        free(j.pooled[i].s); /* shallow: the steps belong to j.steps */
+    free(j.pooled);
     free(j.steps);
     free(j.ranks);
     for (int i = 0; i < j.nfiles; i++)

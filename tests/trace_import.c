@@ -319,6 +319,63 @@ START_TEST(folder_and_spmd)
 }
 END_TEST
 
+/* The model.json "compute" object of an import, as text. */
+static char *model_compute(const char *dir)
+{
+    char path[1100];
+    snprintf(path, sizeof(path), "%s/model.json", dir);
+    json_error_t e;
+    json_t *m = json_load_file(path, 0, &e);
+    ck_assert_msg(m != NULL, "%s: %s", path, e.text);
+    char *txt = json_dumps(json_object_get(m, "compute"), JSON_SORT_KEYS);
+    json_decref(m);
+    return txt;
+}
+
+/* Several traces of one rank are runs of one job: the model's compute
+ * is measured over all their steps, the trace comes from the first run.
+ * Two copies of one run pool to the same medians. */
+START_TEST(runs_pooled)
+{
+    char *dir = tu_tmpdir(), *out = NULL, cmd[8192], r0[1024], r1[1024];
+    fixture(r0, sizeof(r0), "torch215_b25_rank0.json.gz");
+    fixture(r1, sizeof(r1), "torch215_b25_rank1.json.gz");
+    snprintf(cmd, sizeof(cmd),
+             "mkdir -p %s/in && cp %s %s/in/r1_rank0.json.gz && cp %s "
+             "%s/in/r1_rank1.json.gz && cp %s %s/in/r2_rank0.json.gz && cp "
+             "%s %s/in/r2_rank1.json.gz",
+             dir, r0, dir, r1, dir, r0, dir, r1, dir);
+    ck_assert_int_eq(tu_run(cmd, NULL), 0);
+    snprintf(cmd, sizeof(cmd), "import %s/in -o %s/pooled", dir, dir);
+    int rc = tu_herd(cmd, &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    ck_assert_msg(strstr(out, "rank 0: 2 runs,") &&
+                      strstr(out, "rank 1: 2 runs,") &&
+                      strstr(out, "r1_rank0.json.gz)"),
+                  "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "imported 2 trace(s): world 2"));
+    free(out);
+    snprintf(cmd, sizeof(cmd), "import %s %s -o %s/single", r0, r1, dir);
+    rc = tu_herd(cmd, &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    free(out);
+    char a[1100], b[1100];
+    snprintf(a, sizeof(a), "%s/pooled", dir);
+    snprintf(b, sizeof(b), "%s/single", dir);
+    char *ca = model_compute(a), *cb = model_compute(b);
+    ck_assert_str_eq(ca, cb);
+    free(ca);
+    free(cb);
+    uint64_t ga[64], gb[64];
+    size_t na = trace_allreduce_counts(a, ga, 64);
+    size_t nb = trace_allreduce_counts(b, gb, 64);
+    ck_assert_uint_eq(na, nb);
+    for (size_t i = 0; i < na; i++)
+        ck_assert_uint_eq(ga[i], gb[i]);
+    rm_dir(dir);
+}
+END_TEST
+
 /* Without ProfilerStep (no schedule, no step()): one step per DDP
  * forward. */
 START_TEST(no_profiler_steps)
@@ -592,6 +649,7 @@ int main(void)
     tcase_add_test(tc, torch113_needs_model);
     tcase_add_test(tc, nccl_synthetic);
     tcase_add_test(tc, folder_and_spmd);
+    tcase_add_test(tc, runs_pooled);
     tcase_add_test(tc, no_profiler_steps);
     tcase_add_test(tc, used_map_not_a_bucket);
     tcase_add_test(tc, epoch_timestamps);

@@ -89,7 +89,8 @@ predict_rate() {
     dir=$OUT/$rate
     imp=$dir/imported
     rm -rf "$imp"
-    "$HERD" import "$dir"/torch_b${BASE_CAP}_r1_rank*.pt.trace.json.gz \
+    # every round of the base size: the model's compute over all of them
+    "$HERD" import "$dir"/torch_b${BASE_CAP}_r*_rank*.pt.trace.json.gz \
         --bucket-cap-mb "$BASE_CAP" --ranks-per-node 1 -o "$imp" ||
         [ $? -eq 1 ]
     # shellcheck disable=SC2046
