@@ -233,6 +233,11 @@ static herd_status_t align_rank(trace_timeline_t *pred, const char *in,
     size_t m = 0; /* ma lists this rank's collectives in all[]'s order */
     for (size_t i = 0; st == HERD_OK && i < n; i++) {
         herd_tl_rec_t r = all[i];
+        /* forward/backward/optimizer spans stay in torch-rank<R>.json:
+         * herd's compute records are per parameter and would be paired
+         * by ordinal with the wrong ones */
+        if (r.kind == HERD_TL_COMPUTE)
+            continue;
         if (r.kind == HERD_TL_COLL && r.rank == rank && m < nm) {
             size_t from_end = ma[m++].from_end;
             r.seq = 0; /* unmatched: no predicted record has seq 0 */
