@@ -401,11 +401,80 @@ static void compute_record(sim_rank_t *r, uint64_t t0, const char *label)
     core_comm_timeline(&r->world_comm->base, &rec);
 }
 
+/* A request of r still in flight (posted, not complete), or NULL: on a
+ * CPU backend its progress takes cycles from compute
+ * (cluster.comm_cpu_slowdown, docs/network-model.md). */
+static sim_req_t *inflight(const sim_rank_t *r)
+{
+    for (sim_req_t *q = r->reqs; q; q = q->next_all)
+        if (!q->done)
+            return q;
+    return NULL;
+}
+
+/* Sleep until now + dur, or until q completes if that is sooner (q NULL:
+ * the full dur). Returns the status of the rank afterwards. */
+static herd_status_t sleep_or_req(sim_rank_t *r, uint64_t dur, sim_req_t *q)
+{
+    sim_world_t *w = r->w;
+    uintptr_t gen = ++r->wake_gen;
+    herd_status_t st =
+        sim_push(w, w->now + dur, q ? SIM_EV_WAKE : SIM_EV_RESUME,
+                 (uint32_t)r->id, q ? (void *)gen : NULL);
+    if (st != HERD_OK)
+        return st;
+    if (q) {
+        r->wake_pending = gen;
+        r->waiting = q;
+    }
+    r->state = SIM_RANK_SLEEP;
+    sim_ctx_yield(&r->ctx, &w->sched);
+    r->waiting = NULL;
+    if (q && r->wake_pending == gen) {
+        /* woken by the request: the timer left queued is not progress */
+        r->wake_pending = 0;
+        w->timeouts_queued++;
+    }
+    return abort_check(r) ? HERD_ERR_ABORTED : HERD_OK;
+}
+
+static uint64_t ns_of(double ns)
+{
+    return ns >= 1.8e19 ? UINT64_MAX / 2 : (uint64_t)llround(ns);
+}
+
+/* Compute while communication may be in flight: at 1/(1 + slowdown) of
+ * the speed as long as any request of the rank is, at full speed once
+ * none is. Requests only complete while the rank computes (it posts
+ * none), so waking at each completion and taking the next one in flight
+ * follows the rate exactly. */
+static herd_status_t compute_slowed(sim_rank_t *r, double seconds,
+                                    const char *label, double slowdown)
+{
+    double f;
+    uint64_t t0 = r->w->now;
+    double left = (double)compute_ns(r, seconds, &f); /* at full speed */
+    herd_status_t st = HERD_OK;
+    while (st == HERD_OK && left >= 0.5) {
+        sim_req_t *q = inflight(r);
+        double k = q ? 1 + slowdown : 1;
+        uint64_t t1 = r->w->now;
+        st = sleep_or_req(r, ns_of(left * k), q);
+        left = q ? left - (double)(r->w->now - t1) / k : 0;
+    }
+    if (st == HERD_OK)
+        compute_record(r, t0, label);
+    return st;
+}
+
 herd_status_t sim_rank_compute(sim_rank_t *r, double seconds, const char *label)
 {
     sim_world_t *w = r->w;
     if (abort_check(r))
         return HERD_ERR_ABORTED;
+    double slow = w->opts.cluster.comm_cpu_slowdown;
+    if (slow > 0 && inflight(r))
+        return compute_slowed(r, seconds, label, slow);
     double f;
     uint64_t t0 = w->now, dur = compute_ns(r, seconds, &f);
     herd_status_t st =
@@ -437,6 +506,13 @@ herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
     }
     double f;
     uint64_t t0 = w->now, dur = compute_ns(r, seconds, &f);
+    /* the request it waits on is in flight all along: slower compute on a
+     * CPU backend (see compute_slowed) */
+    double slow = w->opts.cluster.comm_cpu_slowdown;
+    if (slow > 0) {
+        dur = ns_of((double)dur * (1 + slow));
+        f *= 1 + slow;
+    }
     uintptr_t gen = ++r->wake_gen;
     herd_status_t st =
         sim_push(w, t0 + dur, SIM_EV_WAKE, (uint32_t)r->id, (void *)gen);

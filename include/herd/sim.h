@@ -39,6 +39,10 @@ typedef struct herd_cluster {
     double reduce_bw;      /* bytes/s of a local reduction; 0: free */
     double spine_latency;  /* seconds added through the spine: fat-tree
                               cross-leaf, rail cross-rail traffic */
+    double comm_cpu_slowdown; /* CPU backends: compute runs 1 + this times
+                                 as long while the rank has communication
+                                 in flight (its progress and the kernel's
+                                 TCP stack take cycles); 0: none */
 } herd_cluster_t;
 
 typedef enum herd_jitter {
