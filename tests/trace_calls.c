@@ -3,8 +3,9 @@
  * op's group), all_to_all_v ("splits", a row per rank) and
  * monitored_barrier ("timeout_s", "wait_all_ranks") read, written and
  * read back to the same text; bad fields named with their op; a trace
- * with them refuses to rescale; and the replayer runs them on the
- * simulator, where the timeline names each kind. */
+ * with them refuses to rescale; the replayer runs them on the simulator,
+ * where the timeline names each kind; and the size-sweep tools (herd
+ * perf, herd schedule, sweep traces) refuse them with a message. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 
 #include "support/testutil.h"
 #include "trace/replay.h"
+#include "trace/scenario.h"
 #include "trace/timeline.h"
 
 static const char *text =
@@ -158,6 +160,30 @@ START_TEST(replay_sim)
 }
 END_TEST
 
+START_TEST(sweep_tools_refuse)
+{
+    trace_sweep_t sw = {.coll = HERD_COLL_ALL_TO_ALL_V,
+                        .algos = {HERD_ALGO_AUTO},
+                        .nalgos = 1,
+                        .min_bytes = 64,
+                        .max_bytes = 1024,
+                        .factor = 2,
+                        .dtype = HERD_FLOAT32,
+                        .iters = 1};
+    trace_t *t = NULL;
+    ck_assert_int_eq(trace_from_sweep(&sw, 4, &t), HERD_ERR_INVALID_ARG);
+    sw.coll = HERD_COLL_MONITORED_BARRIER;
+    ck_assert_int_eq(trace_from_sweep(&sw, 4, &t), HERD_ERR_INVALID_ARG);
+    char *out = NULL;
+    ck_assert_int_ne(tu_herd("perf --engine sim --coll all_to_all_v", &out), 0);
+    ck_assert_msg(strstr(out, "counts per rank"), "%s", out);
+    free(out);
+    ck_assert_int_ne(tu_herd("schedule --coll reduce_scatter_v -p 4", &out), 0);
+    ck_assert_msg(strstr(out, "bad value 'reduce_scatter_v'"), "%s", out);
+    free(out);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trace_calls");
@@ -165,6 +191,7 @@ int main(void)
     tcase_add_test(tc, round_trip);
     tcase_add_loop_test(tc, bad_fields, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, replay_sim);
+    tcase_add_test(tc, sweep_tools_refuse);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
