@@ -5,7 +5,9 @@
  * collectives) and their argument checks, on 4 and 3 ranks; and a
  * monitored_barrier that rank 2 does not reach in time: rank 0 fails
  * with HERD_ERR_TIMEOUT naming rank 2 (wait_all_ranks 0) or ranks 1 and 2
- * (wait_all_ranks 1), the others fail too (rank 0 never releases them). */
+ * (wait_all_ranks 1), the others fail too (rank 0 never releases them);
+ * an all_to_all_v whose splits disagree between two ranks fails with
+ * HERD_ERR_MISMATCH naming the sender. */
 #include "real_tcp_harness.h"
 #include "support/calls_prog.h"
 #include "support/testutil.h"
@@ -72,6 +74,32 @@ START_TEST(monitored_barrier_names_absent)
 }
 END_TEST
 
+/* Rank 0 sends rank 1 two elements, rank 1 expects three. */
+static int mismatch_prog(herd_comm_t *c, void *arg)
+{
+    int me = herd_comm_rank(c);
+    size_t ss[2] = {1, me == 0 ? 2 : 1}, rs[2] = {me == 1 ? 3 : 1, 1};
+    int32_t in[4] = {0}, out[4] = {0};
+    herd_status_t st = herd_all_to_all_v(c, in, ss[0] + ss[1], ss, out,
+                                         rs[0] + rs[1], rs, HERD_INT32, NULL);
+    if (me == 1 && (st != HERD_ERR_MISMATCH ||
+                    !strstr(herd_last_error(c), "rank 0 sent 8 bytes"))) {
+        fprintf(stderr, "rank 1: %s: %s\n", herd_status_name(st),
+                herd_last_error(c));
+        return 1;
+    }
+    return 0;
+}
+
+START_TEST(split_mismatch)
+{
+    int codes[RT_MAX_RANKS];
+    rt_opts_t o = {.op_timeout_s = 5, .wall_s = 30};
+    rt_spawn_opts(2, mismatch_prog, NULL, &o, codes);
+    ck_assert_msg(codes[1] == 0, "rank 1 exited with %d", codes[1]);
+}
+END_TEST
+
 int main(void)
 {
     if (!rt_loopback_ok())
@@ -82,6 +110,7 @@ int main(void)
     tcase_add_test(tc, results_4);
     tcase_add_test(tc, results_3);
     tcase_add_loop_test(tc, monitored_barrier_names_absent, 0, 2);
+    tcase_add_test(tc, split_mismatch);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
