@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "support/testutil.h"
+#include "trace/scenario.h"
 #include "workload/ddp/job.h"
 #include "workload/ddp/powersgd.h"
 
@@ -326,6 +327,41 @@ START_TEST(test_errors)
 }
 END_TEST
 
+START_TEST(test_set_merges)
+{
+    /* --set ddp.comm_hook.rank on a hook given as one mapping sets the
+     * entry inside it: the scenario reads as the file would (herd sweep
+     * then recognises the file's own value) */
+    trace_scenario_t *sc = NULL;
+    char err[1024];
+    ck_assert_msg(trace_scenario_load_string(
+                      "workload:\n  ddp:\n    comm_hook: {type: powersgd, "
+                      "rank: 4, start_iter: 2}\n",
+                      "s.yaml", &sc, err, sizeof(err)) == HERD_OK,
+                  "%s", err);
+    ck_assert_int_eq(
+        trace_scenario_set(sc, "ddp.comm_hook.rank", "8", err, sizeof(err)),
+        HERD_OK);
+    ck_assert_int_eq(trace_scenario_set(sc, "ddp.comm_hook.warm_start", "false",
+                                        err, sizeof(err)),
+                     HERD_OK);
+    const trace_kv_t *kv = trace_scenario_ddp_get(sc, "comm_hook");
+    ck_assert_str_eq(kv->value, "{type: powersgd, rank: 8, start_iter: 2, "
+                                "warm_start: false}");
+    ck_assert_int_eq(kv->line, 0);
+    ck_assert_ptr_null(trace_scenario_ddp_get(sc, "comm_hook.rank"));
+    /* a scalar hook: the key stays its own */
+    ck_assert_int_eq(trace_scenario_set(sc, "ddp.comm_hook", "fp16_compress",
+                                        err, sizeof(err)),
+                     HERD_OK);
+    ck_assert_int_eq(
+        trace_scenario_set(sc, "ddp.comm_hook.rank", "2", err, sizeof(err)),
+        HERD_OK);
+    ck_assert_ptr_nonnull(trace_scenario_ddp_get(sc, "comm_hook.rank"));
+    trace_scenario_destroy(sc);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ddp_powersgd");
@@ -335,6 +371,7 @@ int main(void)
     tcase_add_test(tc, test_bytes_and_trace);
     tcase_add_test(tc, test_prediction);
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_set_merges);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -172,6 +172,58 @@ herd_status_t scn_ddp_put(trace_scenario_t *sc, const char *key,
     return scn_kv_put(&sc->ddp, &sc->nddp, key, value, line, col, flow);
 }
 
+/* --set ddp.comm_hook.rank=4 where the section gives comm_hook as a
+ * mapping: set `rank` inside it (replacing or adding the entry), so the
+ * scenario reads as if the file had said so (herd sweep then knows the
+ * file's own value). HERD_ERR_NOT_FOUND: no such mapping. */
+static herd_status_t scn_ddp_merge(trace_scenario_t *sc, const char *key,
+                                   const char *value)
+{
+    const char *dot = strchr(key, '.');
+    trace_kv_t *kv = NULL;
+    for (size_t i = 0; dot && i < sc->nddp; i++)
+        if (strlen(sc->ddp[i].key) == (size_t)(dot - key) &&
+            !strncmp(sc->ddp[i].key, key, (size_t)(dot - key)))
+            kv = &sc->ddp[i];
+    size_t n = kv ? strlen(kv->value) : 0;
+    if (!kv || !kv->flow || n < 2 || kv->value[0] != '{' ||
+        kv->value[n - 1] != '}' || strpbrk(value, "{}[],:") ||
+        strpbrk(dot + 1, "{}[],: "))
+        return HERD_ERR_NOT_FOUND;
+    /* the one-line flow text libfyaml wrote: "{a: 1, b: 2}" */
+    size_t cap = n + strlen(key) + strlen(value) + 8;
+    char *out = malloc(cap), *body = strndup(kv->value + 1, n - 2);
+    if (!out || !body) {
+        free(out);
+        free(body);
+        return HERD_ERR_NO_MEMORY;
+    }
+    size_t o = 0;
+    int found = 0;
+    out[o++] = '{';
+    char *save = NULL;
+    for (char *it = strtok_r(body, ",", &save); it;
+         it = strtok_r(NULL, ",", &save)) {
+        while (*it == ' ')
+            it++;
+        size_t klen = strcspn(it, ":");
+        int hit = klen == strlen(dot + 1) && !strncmp(it, dot + 1, klen);
+        o += (size_t)snprintf(out + o, cap - o, "%s%s%s%s", o > 1 ? ", " : "",
+                              hit ? dot + 1 : it, hit ? ": " : "",
+                              hit ? value : "");
+        found |= hit;
+    }
+    if (!found)
+        o += (size_t)snprintf(out + o, cap - o, "%s%s: %s", o > 1 ? ", " : "",
+                              dot + 1, value);
+    snprintf(out + o, cap - o, "}");
+    free(body);
+    free(kv->value);
+    kv->value = out;
+    kv->line = kv->column = 0; /* now --set's */
+    return HERD_OK;
+}
+
 herd_status_t scn_fsdp_put(trace_scenario_t *sc, const char *key,
                            const char *value, int line, int col, int flow)
 {
@@ -514,6 +566,9 @@ herd_status_t trace_scenario_set(trace_scenario_t *sc, const char *key,
             return HERD_ERR_PARSE;
         }
         sc->wl_kind = TRACE_WL_DDP;
+        herd_status_t st = scn_ddp_merge(sc, k, value);
+        if (st != HERD_ERR_NOT_FOUND)
+            return st;
         return scn_ddp_put(sc, k, value, 0, 0,
                            value[0] == '[' || value[0] == '{');
     }

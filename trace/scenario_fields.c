@@ -558,12 +558,13 @@ static const scn_field_t scn_data_slow_fields[] = {
     {NULL, NULL, 0, NOARG}};
 
 /* data: the DataLoader before each forward (docs/ddp.md, "Data loading");
- * one batch takes at most an hour on a worker. */
+ * one batch takes at most an hour on a worker; the loader keeps
+ * prefetch_factor x num_workers times per rank (at most 2048). */
 #define DT(member) offsetof(trace_scenario_t, data.member)
 static const scn_field_t scn_data_fields[] = {
     {"load_s", scn_f_secs, DT(load_s), NUM(0, 3600)},
-    {"num_workers", scn_f_int, DT(num_workers), NUM(0, 1024)},
-    {"prefetch_factor", scn_f_int, DT(prefetch_factor), NUM(1, 1024)},
+    {"num_workers", scn_f_int, DT(num_workers), NUM(0, 128)},
+    {"prefetch_factor", scn_f_int, DT(prefetch_factor), NUM(1, 16)},
     {"jitter", scn_f_double, DT(jitter), NUM(0, 10)},
     {NULL, NULL, 0, NOARG}};
 

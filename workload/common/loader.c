@@ -89,7 +89,7 @@ static herd_status_t d_mark(void *c, const char *label)
 {
     wl_loader_t *l = c;
     herd_status_t st = l->ops->mark(l->ctx, label);
-    if (st != HERD_OK || strcmp(label, "step"))
+    if (st != HERD_OK || !label || strcmp(label, "step"))
         return st;
     if (l->d->rank_batches && l->taken >= l->d->rank_batches[l->rank])
         return HERD_OK; /* out of data (a joined rank's shadow step) */

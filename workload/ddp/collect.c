@@ -284,6 +284,10 @@ void ddp_collect_summary(const ddp_collect_t *c, ddp_summary_t *o)
     const ddp_job_t *j = c->job;
     o->first_steady =
         j->rebuilds ? (long)j->rebuild_after * j->cfg.grad_accum : 0;
+    /* PowerSGD: the steady state is the compressed one */
+    long psgd = j->cfg.psgd.start_iter * j->cfg.grad_accum;
+    if (j->cfg.hook == DDP_HOOK_POWERSGD && psgd > o->first_steady)
+        o->first_steady = psgd;
     if (o->first_steady >= o->iters)
         o->first_steady = 0; /* too few iterations: use them all */
     int *votes = calloc((size_t)(c->world > 0 ? c->world : 1), sizeof(int));
