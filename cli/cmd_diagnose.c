@@ -468,8 +468,8 @@ static void report(const dg_t *d, int gid, json_int_t seq, const dg_at_t *at)
             int r = at->miss[i];
             json_t *e = find_entry(d, r, gid, seq, &last);
             if (e)
-                printf("  rank %d died in %s (its record says it is dead)\n",
-                       r, desc);
+                printf("  rank %d died in %s (its record says it is dead)\n", r,
+                       desc);
             else
                 printf("  rank %d did not join %s; its last collective on "
                        "this group is seq %lld%s\n",

@@ -134,8 +134,8 @@ uint64_t core_flight_add(core_flight_t *f, const herd_comm_t *c,
         .t_scheduled = t,
         .timeout_ms = tmo > 0 && tmo < 4e9 ? (uint32_t)tmo : UINT32_MAX,
         .group = c->group_id,
-        .root = p2p && a->root >= 0 ? herd_comm_world_rank(c, a->root)
-                                    : a->root,
+        .root =
+            p2p && a->root >= 0 ? herd_comm_world_rank(c, a->root) : a->root,
         .status = HERD_OK,
         .coll = (uint8_t)a->coll,
         .algo = (uint8_t)a->algo,
@@ -178,11 +178,11 @@ static json_t *entry_json(const core_fr_entry_t *e, const char *engine)
         "profiling_name", prof, "algo", herd_algo_name((herd_algo_t)e->algo),
         "dtype", herd_dtype_name((herd_dtype_t)e->dtype), "op",
         herd_op_name((herd_op_t)e->op), "root", p2p ? -1 : e->root, "count",
-        (json_int_t)e->count, "in_bytes", (json_int_t)e->in_bytes,
-        "out_bytes", (json_int_t)e->out_bytes,
-        "state", state_names[e->state], "status", herd_status_name(e->status),
-        "t_scheduled_ns", (json_int_t)e->t_scheduled, "t_started_ns",
-        (json_int_t)e->t_started, "t_completed_ns", (json_int_t)e->t_completed);
+        (json_int_t)e->count, "in_bytes", (json_int_t)e->in_bytes, "out_bytes",
+        (json_int_t)e->out_bytes, "state", state_names[e->state], "status",
+        herd_status_name(e->status), "t_scheduled_ns",
+        (json_int_t)e->t_scheduled, "t_started_ns", (json_int_t)e->t_started,
+        "t_completed_ns", (json_int_t)e->t_completed);
     if (!j)
         return NULL;
     if (p2p)
@@ -283,8 +283,8 @@ herd_status_t core_flight_dump_api(herd_comm_t *comm, const core_flight_t *f,
                                "flight dump: no directory (pass one, or set "
                                "HERD_FLIGHT_DIR)");
     herd_status_t st = core_flight_dump(f, m, d);
-    return st == HERD_OK ? st
-                         : core_comm_error(comm, st,
-                                           "flight dump to '%s' failed: %s", d,
-                                           herd_status_string(st));
+    return st == HERD_OK
+               ? st
+               : core_comm_error(comm, st, "flight dump to '%s' failed: %s", d,
+                                 herd_status_string(st));
 }

@@ -29,11 +29,11 @@ typedef enum core_fr_state {
 } core_fr_state_t;
 
 typedef struct core_fr_entry {
-    uint64_t id; /* record number, 1-based; 0: empty slot */
-    uint64_t seq;          /* the group's collective or p2p sequence */
-    uint64_t coll_seq;     /* the group's collective count when posted */
-    uint64_t p2p_seq;      /* the group's p2p count when posted */
-    uint64_t count;        /* elements, as in the call */
+    uint64_t id;                  /* record number, 1-based; 0: empty slot */
+    uint64_t seq;                 /* the group's collective or p2p sequence */
+    uint64_t coll_seq;            /* the group's collective count when posted */
+    uint64_t p2p_seq;             /* the group's p2p count when posted */
+    uint64_t count;               /* elements, as in the call */
     uint64_t in_bytes, out_bytes; /* this rank's input and output */
     uint64_t t_scheduled, t_started, t_completed;
     uint32_t timeout_ms;

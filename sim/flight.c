@@ -23,16 +23,24 @@
 
 #include "sim/sim.h"
 
-uint64_t sim_flight_post(sim_comm_t *c, const core_coll_args_t *a)
+/* The rank's record, set up at its first use with the world's limit
+ * (read once per run, not once per rank). */
+static core_flight_t *rank_flight(sim_world_t *w, sim_rank_t *r)
 {
-    sim_world_t *w = c->w;
-    sim_rank_t *r = c->r;
     if (!w->flight_read) {
         w->flight_max = core_flight_limit();
         w->flight_read = 1;
     }
     if (r->flight.max == 0 && !r->flight.off)
         core_flight_init(&r->flight, w->flight_max);
+    return &r->flight;
+}
+
+uint64_t sim_flight_post(sim_comm_t *c, const core_coll_args_t *a)
+{
+    sim_world_t *w = c->w;
+    sim_rank_t *r = c->r;
+    rank_flight(w, r);
     uint64_t id = core_flight_add(&r->flight, &c->base, a, w->now);
     core_flight_update(&r->flight, id, CORE_FR_STARTED, HERD_OK, w->now);
     return id;
@@ -82,7 +90,7 @@ herd_status_t sim_flight_dump_op(herd_comm_t *comm, const char *dir)
                             .now = c->w->now,
                             .clock = "virtual",
                             .reason = "api"};
-    return core_flight_dump_api(comm, &c->r->flight, &m,
+    return core_flight_dump_api(comm, rank_flight(c->w, c->r), &m,
                                 dir ? dir : c->w->opts.flight_dir);
 }
 

@@ -3,10 +3,15 @@
  * world-size-1 collectives (NCCL's own and a custom core/ schedule), the
  * spin kernel's duration, timeline records and error paths, and issue
  * 15's new calls (uneven collectives, coalesced all_reduce, an empty
- * batch, monitored_barrier, object collectives through device staging). */
+ * batch, monitored_barrier, object collectives through device staging),
+ * and the flight record: its dump on a GPU, nothing and no crash without
+ * one. */
 #include <cuda_runtime_api.h>
+#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/engine.h"
 #include "support/testutil.h"
@@ -146,12 +151,71 @@ START_TEST(bitwise_refused)
 }
 END_TEST
 
+/* An all_reduce, a broadcast and a barrier, then the record: three
+ * entries, each started and completed, on the host's clock. */
+static int flight_prog(herd_comm_t *w, void *arg)
+{
+    float *dev = NULL;
+    int bad = herd_alloc(w, 1024 * sizeof(float), (void **)&dev) != HERD_OK;
+    bad |= cudaMemset(dev, 0, 1024 * sizeof(float)) != cudaSuccess;
+    bad |= herd_all_reduce(w, dev, dev, 1024, HERD_FLOAT32, HERD_SUM, NULL) !=
+           HERD_OK;
+    bad |= herd_broadcast(w, dev, 16, HERD_FLOAT32, 0, NULL) != HERD_OK;
+    bad |= herd_barrier(w, NULL) != HERD_OK;
+    bad |= herd_flight_dump(w, arg) != HERD_OK;
+    herd_free(w, dev);
+    return bad;
+}
+
+START_TEST(flight_dump_world1)
+{
+    char *dir = tu_tmpdir(), path[600];
+    herd_init_t init = world1();
+    ck_assert_int_eq(herd_run(&init, flight_prog, dir, NULL), HERD_OK);
+    snprintf(path, sizeof(path), "%s/rank0.json", dir);
+    json_error_t je;
+    json_t *d = json_load_file(path, 0, &je);
+    ck_assert_msg(d != NULL, "%s: %s", path, je.text);
+    json_t *es = json_object_get(d, "entries");
+    ck_assert_str_eq(json_string_value(json_object_get(d, "engine")), "nccl");
+    ck_assert_uint_eq(json_array_size(es), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *e = json_array_get(es, i);
+        ck_assert_str_eq(json_string_value(json_object_get(e, "state")),
+                         "completed");
+        ck_assert_int_gt(json_integer_value(json_object_get(e, "t_started_ns")),
+                         0);
+    }
+    json_decref(d);
+    char cmd[700], *out = NULL;
+    snprintf(cmd, sizeof(cmd), "diagnose %s", dir);
+    ck_assert_int_eq(tu_herd(cmd, &out), 0);
+    free(out);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    tu_run(cmd, NULL);
+    free(dir);
+}
+END_TEST
+
 START_TEST(no_device_is_clear)
 {
-    /* Runs where there is no GPU: the engine must say so and not hang. */
+    /* Runs where there is no GPU: the engine must say so and not hang,
+     * and a flight directory set for the job gets nothing (no record
+     * was ever made), through herd_comm_create and herd_run alike. */
+    char *dir = tu_tmpdir(), path[600];
+    snprintf(path, sizeof(path), "%s/fr", dir);
+    setenv("HERD_FLIGHT_DIR", path, 1);
     herd_init_t init = world1();
     herd_comm_t *c = NULL;
     ck_assert_int_eq(herd_comm_create(&init, &c), HERD_ERR_NO_DEVICE);
+    ck_assert_int_eq(herd_run(&init, flight_prog, NULL, NULL),
+                     HERD_ERR_NO_DEVICE);
+    unsetenv("HERD_FLIGHT_DIR");
+    ck_assert_int_ne(access(path, F_OK), 0);
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    tu_run(cmd, NULL);
+    free(dir);
 }
 END_TEST
 
@@ -170,6 +234,7 @@ int main(void)
     tcase_add_test(tc, spin_kernel_takes_its_time);
     tcase_add_test(tc, bitwise_refused);
     tcase_add_test(tc, new_calls_world1);
+    tcase_add_test(tc, flight_dump_world1);
     suite_add_tcase(s, tc);
     /* CUDA does not survive fork() once initialised (have_gpu did), so the
      * tests run in this process. */
