@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_sim.h"
 #include "cli/cmd_validate.h"
 #include "real/testbed/testbed.h"
 #include "trace/plot.h"
@@ -149,7 +149,8 @@ int validate_rates(vopts_t *o, const trace_scenario_t *sc)
 {
     validate_rows_t all = {0};
     int rc = 0;
-    mkdir(o->out, 0755);
+    if (cli_sim_mkdir("validate", o->out))
+        return 2;
     for (int r = 0; r < o->nrates && rc == 0; r++) {
         vopts_t one = *o;
         char dir[1100];

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_sim.h"
 #include "cli/cmd_validate.h"
 #include "core/sched.h"
 #include "trace/trace.h"
@@ -296,7 +297,8 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
 {
     vwork_t wl[V_MAX_WL];
     int nwl = 0, rc;
-    mkdir(o->out, 0755);
+    if (cli_sim_mkdir("validate", o->out))
+        return 2;
     if (o->torch && (rc = validate_torch_probe(o, sc)) != 0)
         return rc;
     if (!o->nproc && (rc = validate_setup_testbed(o, sc)) != 0)
