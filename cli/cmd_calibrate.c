@@ -2,14 +2,20 @@
  * with ping-pong sweeps, fit latency (alpha) and bandwidth (beta) per link
  * class (intra-node, inter-node) by least squares on relative error,
  * check the fit against a ring all_reduce, and write the cluster section
- * of a scenario so the simulator predicts with measured parameters.
+ * of a scenario so the simulator predicts with measured parameters. With
+ * --comm-cpu it also measures what communication costs compute on this
+ * CPU backend (cluster.comm_cpu_slowdown): a fixed amount of work alone,
+ * then beside all_reduces that a second thread runs, as gloo's threads
+ * and the kernel's TCP stack run beside a training process's compute.
  *
  * It is a herd program: run it under `herd launch` or `herd testbed run`
  * (every rank runs it; rank 0 reports). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -37,6 +43,9 @@ typedef struct cal_args {
     double beta_duplex; /* bandwidth the ring saw, sending and receiving */
     int nring;
     double ring_bytes[CAL_MAX_SIZES], ring_secs[CAL_MAX_SIZES];
+    int comm_cpu;                   /* --comm-cpu: measure the slowdown */
+    double work_alone, work_beside; /* medians over ranks, seconds */
+    double slowdown;                /* mean over ranks of beside/alone - 1 */
     int status;
 } cal_args_t;
 
@@ -193,6 +202,98 @@ static void check_ring(herd_comm_t *w, cal_args_t *a, char *buf)
     a->beta_duplex = sxy > 0 ? sxx / sxy : 0;
 }
 
+/* The fixed work: passes over an 8 MiB array (memory traffic, as
+ * training compute has), timed on the wall clock. herd_compute would not
+ * do: it spins for a duration, so it cannot be slowed. */
+#define CAL_WORK_DOUBLES (1u << 20)
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double work(double *v, long passes)
+{
+    double t0 = wall_s();
+    for (long p = 0; p < passes; p++)
+        for (size_t i = 0; i < CAL_WORK_DOUBLES; i++)
+            v[i] = v[i] * 0.999999 + 1e-9 * (double)i;
+    return wall_s() - t0;
+}
+
+typedef struct cal_comm_job {
+    herd_comm_t *w;
+    char *buf;
+    uint64_t count;
+    long n;
+} cal_comm_job_t;
+
+/* The comm thread: n blocking all_reduces (the main thread makes no herd
+ * call meanwhile, so the communicator is this thread's alone). */
+static void *comm_thread(void *arg)
+{
+    cal_comm_job_t *j = arg;
+    for (long i = 0; i < j->n; i++)
+        herd_all_reduce(j->w, j->buf, j->buf, j->count, HERD_FLOAT32, HERD_SUM,
+                        NULL);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b);
+
+static double median3(double *t)
+{
+    qsort(t, 3, sizeof(double), cmp_double);
+    return t[1];
+}
+
+/* --comm-cpu: the same work alone and beside all_reduces of the largest
+ * ring size, enough of them to outlast the work by half; every rank
+ * measures its own ratio, rank 0 reports the mean. */
+static void comm_cpu(herd_comm_t *w, cal_args_t *a, char *buf)
+{
+    int p = herd_comm_size(w);
+    double *v = calloc(CAL_WORK_DOUBLES, sizeof(double));
+    if (!v)
+        return;
+    /* passes for about 0.2 s alone, decided by rank 0 */
+    work(v, 1); /* the pages touched, the caches warm */
+    double one = work(v, 1);
+    int64_t passes = one > 0 ? (int64_t)(0.2 / one) + 1 : 1;
+    herd_broadcast(w, &passes, 1, HERD_INT64, 0, NULL);
+    double t[3];
+    for (int i = 0; i < 3; i++) {
+        herd_barrier(w, NULL);
+        t[i] = work(v, passes);
+    }
+    double alone = median3(t);
+    double ar = a->nring ? a->ring_secs[a->nring - 1] : 0.05;
+    uint64_t count =
+        a->nring ? (uint64_t)a->ring_bytes[a->nring - 1] / 4 : 1024;
+    int64_t n = (int64_t)ceil(1.5 * alone / (ar > 0 ? ar : 0.05)) + 1;
+    herd_broadcast(w, &n, 1, HERD_INT64, 0, NULL);
+    for (int i = 0; i < 3; i++) {
+        cal_comm_job_t j = {w, buf, count / (uint64_t)p * (uint64_t)p, n};
+        pthread_t th;
+        herd_barrier(w, NULL);
+        int started = pthread_create(&th, NULL, comm_thread, &j) == 0;
+        t[i] = work(v, passes);
+        if (started)
+            pthread_join(th, NULL);
+        else
+            comm_thread(&j);
+    }
+    double beside = median3(t);
+    double r[3] = {alone, beside, beside / alone - 1};
+    herd_all_reduce(w, r, r, 3, HERD_FLOAT64, HERD_SUM, NULL);
+    a->work_alone = r[0] / p;
+    a->work_beside = r[1] / p;
+    a->slowdown = r[2] / p > 0 ? r[2] / p : 0;
+    free(v);
+}
+
 static int cal_main(herd_comm_t *w, void *arg)
 {
     cal_args_t *a = arg;
@@ -214,6 +315,8 @@ static int cal_main(herd_comm_t *w, void *arg)
     herd_barrier(w, NULL);
     if (p > 1)
         check_ring(w, a, buf);
+    if (p > 1 && a->comm_cpu)
+        comm_cpu(w, a, buf);
     free(ids);
     free(buf);
     return 0;
@@ -280,6 +383,13 @@ static void report(const cal_args_t *a, FILE *out, FILE *log, int p)
             p, a->nodes, a->ppn, cls[0]->have ? cls[0]->bytes[cls[0]->nsizes - 1]
                                                : cls[1]->bytes[cls[1]->nsizes - 1],
             a->nodes, a->ppn);
+    if (a->comm_cpu) {
+        fprintf(log,
+                "# comm cpu: %.1f ms of work alone, %.1f ms beside ring "
+                "all_reduces (mean over ranks): slowdown %.3f\n",
+                a->work_alone * 1e3, a->work_beside * 1e3, a->slowdown);
+        fprintf(out, "  comm_cpu_slowdown: %.3f\n", a->slowdown);
+    }
     /* The ring crosses the slowest class: inter when there are 2+ nodes. */
     int ring_cls = a->inter.have ? 1 : 0;
     for (int k = 0; k < 2; k++)
@@ -290,13 +400,15 @@ static void report(const cal_args_t *a, FILE *out, FILE *log, int p)
 
 static const char usage[] =
     "usage: herd calibrate [--engine tcp|nccl] [-e MAXBYTES] [-n ITERS] "
-    "[-o FILE]\n"
+    "[--comm-cpu] [-o FILE]\n"
     "Run under `herd launch` or `herd testbed run` (>= 2 ranks). Measures\n"
     "ping-pong between rank 0 and a rank on its node (intra) and on another\n"
     "node (inter) from 8 B to MAXBYTES (default 16MiB), fits latency and\n"
     "bandwidth per link class (weighted least squares, residuals printed),\n"
     "checks the fit against a ring all_reduce, and writes the cluster\n"
-    "section of a scenario to FILE (default: stdout).\n"
+    "section of a scenario to FILE (default: stdout). --comm-cpu also\n"
+    "measures fixed work alone and beside all_reduces run by a second\n"
+    "thread (CPU backends) and writes cluster.comm_cpu_slowdown.\n"
     "       herd calibrate --from LOG... fits nccl-tests output instead\n"
     "(see herd calibrate --from --help).\n";
 
@@ -316,6 +428,8 @@ static int parse(int argc, char **argv, const char **engine, cal_args_t *a)
             a->iters = (int)v;
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc)
             a->out_path = argv[++i];
+        else if (!strcmp(argv[i], "--comm-cpu"))
+            a->comm_cpu = 1;
         else
             return cli_usage_error("calibrate", "unknown option '%s'", argv[i]);
     }
