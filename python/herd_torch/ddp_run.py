@@ -129,8 +129,10 @@ def run(spec, out, threads=1):
         marks.append(t0)
         loss = ddp(x)
         t1 = _now_ns()
+        synth.BURN.begin()
         loss.backward()
         t2 = _now_ns()
+        synth.BURN.begin()
         synth.BURN.spend(opt_s)  # the optimizer step, as the spec times it
         for p in model.parameters():
             p.grad = None

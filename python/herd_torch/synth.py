@@ -10,11 +10,15 @@ parameter, registered in the spec's order) and whose gradients become
 ready in the spec's order (the forward applies them in reverse ready
 order, so autograd produces them in ready order).
 
-Compute is spent, not modelled: each step computes (small matrix
+Compute is spent, not modelled: each layer computes (small matrix
 products, which release the GIL and keep a core busy as real kernels do)
-until the given time has passed.  So the real job computes for what herd
-predicts it computes, and what differs is what herd models: DDP's
-buckets, the gradient copies and gloo on the shaped links.
+until its time has passed.  The times run on a schedule per phase: forward
+from the module's forward call, backward from ``BURN.begin()`` before
+``backward()``; a layer ends when the sum of the phase's times so far has
+passed, so time lost to other processes on a loaded machine is made up by
+the layers after it instead of adding up layer by layer.  So the real job
+computes for what herd predicts it computes, and what differs is what herd
+models: DDP's buckets and their overlap, the copies, gloo on the links.
 """
 
 import time
@@ -27,20 +31,27 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16,
 
 
 class Burner:
-    """Keeps one core busy until a deadline (perf_counter seconds)."""
+    """Keeps one core busy on a schedule (perf_counter seconds)."""
 
     def __init__(self, n=48):
         self.a = torch.randn(n, n)
         self.b = torch.randn(n, n)
         self.out = torch.empty(n, n)
+        self.target = None
+
+    def begin(self):
+        """A phase starts now: later spends are laid end to end from here."""
+        self.target = time.perf_counter()
 
     def until(self, deadline):
         while time.perf_counter() < deadline:
             torch.mm(self.a, self.b, out=self.out)
 
     def spend(self, seconds):
-        if seconds > 0:
-            self.until(time.perf_counter() + seconds)
+        if self.target is None:
+            self.begin()
+        self.target += max(0.0, seconds)
+        self.until(self.target)
 
 
 BURN = Burner()
@@ -59,9 +70,8 @@ class _Layer(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        t0 = time.perf_counter()
         g = torch.full(ctx.wshape, 1e-6, dtype=ctx.wdtype)
-        BURN.until(t0 + ctx.bwd_s)
+        BURN.spend(ctx.bwd_s)  # the gradient's own fill included
         return grad, g, None, None
 
 
@@ -97,6 +107,7 @@ class Job(nn.Module):
     def forward(self, x):
         # The backward tail (after the last gradient) runs first in forward
         # order's reverse, i.e. last in backward: an extra node at the input.
+        BURN.begin()  # after DDP's own pre-forward work (buffer broadcast)
         if self.tail_s > 0:
             x = _Tail.apply(x, self.tail_s)
         for i in self.forward_order:
