@@ -29,7 +29,7 @@ static json_t *load_dump(const char *dir, int rank)
 {
     char path[600];
     json_error_t e;
-    snprintf(path, sizeof(path), "%s/rank%d.json", dir, rank);
+    snprintf(path, sizeof(path), "%.500s/rank%d.json", dir, rank);
     json_t *j = json_load_file(path, 0, &e);
     ck_assert_msg(j != NULL, "%s: %s", path, e.text);
     return j;
