@@ -17,8 +17,9 @@ static const char store_usage[] =
     "  --token T  shared token clients must present (default:\n"
     "             $HERD_STORE_TOKEN; none if unset)\n"
     "  Prints 'herd store: listening on HOST:PORT' once ready.\n"
-    "  Serves herd's clients and PyTorch's TCPStore clients (torch >= 2,\n"
-    "  is_master=False) on the same port; the latter only without a token.\n";
+    "  Serves herd's clients and PyTorch's TCPStore clients (torch 1.x and\n"
+    "  >= 2, is_master=False) on the same port; the latter only without a\n"
+    "  token.\n";
 
 typedef struct store_args {
     long port;

@@ -4,7 +4,8 @@
  * every command and its reply, herd's clients beside TCPStore ones on
  * one server, a parked wait cancelled, the limits (an oversized key, an
  * unknown command, a stalled command, a store with a token), the
- * decoder on its own, and herd's client speaking TCPStore. Loopback only, every
+ * decoder on its own, and herd's client speaking TCPStore; torch 1.x's
+ * older stream (no hello, set = 0) the same way. Loopback only, every
  * read bounded. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -344,6 +345,101 @@ START_TEST(client)
 }
 END_TEST
 
+/* torch 1.x's stream (no hello; set = 0, as Debian's torch 1.13 writes
+ * it: captured, set "/a" = "1" is 00, 02 00.. "/a", 01 00.. "1"): every
+ * command, a wait given up by a client that sends more, watch_key
+ * refused; herd's client forced to 1.x. */
+START_TEST(commands_v1)
+{
+    store_server_t *srv = NULL;
+    ck_assert_int_eq(store_server_start("127.0.0.1", 0, NULL, &srv), HERD_OK);
+    int port = store_server_port(srv);
+    int fd = tcps_connect(port, 0);
+    out_t o = {.n = 0};
+    o_u(&o, 0, 1); /* set */
+    o_s(&o, "/a");
+    o_s(&o, "1");
+    o_u(&o, 2, 1); /* get */
+    o_s(&o, "/a");
+    sendo(fd, &o);
+    expect_str(fd, "1");
+    o_u(&o, 3, 1); /* add */
+    o_s(&o, "/n");
+    o_u(&o, 5, 8);
+    sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 8), 5);
+    o_u(&o, 1, 1); /* compare_set */
+    o_s(&o, "/a");
+    o_s(&o, "1");
+    o_s(&o, "2");
+    sendo(fd, &o);
+    expect_str(fd, "2");
+    o_u(&o, 4, 1); /* check */
+    o_u(&o, 2, 8);
+    o_s(&o, "/a");
+    o_s(&o, "/zz");
+    sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 1), TCPS_NOT_READY);
+    o_u(&o, 5, 1); /* wait: parked, then given up by the next command */
+    o_u(&o, 1, 8);
+    o_s(&o, "/zz");
+    sendo(fd, &o);
+    o_u(&o, 6, 1); /* num_keys */
+    sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 8), 2);
+    o_u(&o, 8, 1); /* delete_key */
+    o_s(&o, "/n");
+    sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 8), 1);
+    o_u(&o, 5, 1); /* a wait that is answered */
+    o_u(&o, 1, 8);
+    o_s(&o, "/a");
+    sendo(fd, &o);
+    ck_assert_uint_eq(read_u(fd, 1), TCPS_STOP_WAITING);
+    o_u(&o, TCPS_V1_WATCH_KEY, 1);
+    o_s(&o, "/a");
+    sendo(fd, &o);
+    ck_assert(closed_by_server(fd));
+    close(fd);
+    /* herd's client told to speak 1.x: a timed-out wait spends the
+     * connection, as torch 1.x's own client's does */
+    store_client_t *t = NULL;
+    ck_assert_int_eq(
+        store_client_connect_tcpstore_version("127.0.0.1", port, 1, 5.0, &t),
+        HERD_OK);
+    void *v = NULL;
+    size_t n = 0;
+    ck_assert_int_eq(store_get(t, "a", 1.0, &v, &n), HERD_OK);
+    ck_assert_str_eq(v, "2");
+    free(v);
+    int64_t x = 0;
+    ck_assert_int_eq(store_add(t, "m", 4, &x), HERD_OK);
+    ck_assert_int_eq(x, 4);
+    const char *k = "never";
+    ck_assert_int_eq(store_wait(t, &k, 1, 0.2), HERD_ERR_TIMEOUT);
+    ck_assert_int_eq(store_num_keys(t, &x), HERD_ERR_CLOSED);
+    store_client_close(t);
+    /* the decoder: 1.x's bytes */
+    o_u(&o, 3, 1);
+    o_s(&o, "/n");
+    o_u(&o, 7, 8);
+    tcps_req_t q;
+    size_t used = 0, need = 0;
+    char why[128];
+    ck_assert_int_eq(
+        tcps_decode_v1(o.b, o.n, &q, &used, &need, why, sizeof(why)),
+        STORE_FRAME_OK);
+    ck_assert_int_eq(q.op, TCPS_ADD);
+    ck_assert_int_eq(q.num, 7);
+    ck_assert_uint_eq(used, o.n);
+    ck_assert_int_eq(
+        tcps_decode_v1(o.b, o.n - 1, &q, &used, &need, why, sizeof(why)),
+        STORE_FRAME_PARTIAL);
+    o.n = 0;
+    store_server_stop(srv);
+}
+END_TEST
+
 /* Rendezvous with HERD_STORE_PROTOCOL: tcpstore joins a store someone
  * else hosts (here herd's, as torchrun's agent would), with one prefix
  * per round; an unknown value is an error that names it. */
@@ -398,6 +494,7 @@ static Suite *tcps_suite(void)
     tcase_add_test(tc, limits);
     tcase_add_test(tc, decoder);
     tcase_add_test(tc, client);
+    tcase_add_test(tc, commands_v1);
     tcase_add_test(tc, rdzv_protocol);
     suite_add_tcase(s, tc);
     return s;

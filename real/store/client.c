@@ -298,27 +298,58 @@ herd_status_t store_client_connect(const char *host, int port,
     return HERD_OK;
 }
 
-herd_status_t store_client_connect_tcpstore(const char *host, int port,
-                                            double timeout_s,
-                                            store_client_t **out)
+/* How long the probe waits for an answer: a torch 1.x or herd server
+ * answers at once; torch >= 2's libuv server says nothing to a client
+ * that did not validate, so silence this long means torch >= 2. */
+#define TCPS_PROBE_S 1.0
+
+herd_status_t store_client_connect_tcpstore_version(const char *host, int port,
+                                                    int version,
+                                                    double timeout_s,
+                                                    store_client_t **out)
 {
-    if (!host || !*host || port <= 0 || port > 65535 || !out)
+    if (!host || !*host || port <= 0 || port > 65535 || !out || version < 0 ||
+        version > 2)
         return HERD_ERR_INVALID_ARG;
     store_client_t *c = client_new();
     if (!c)
         return HERD_ERR_NO_MEMORY;
     if (timeout_s > 0)
         c->timeout_s = timeout_s;
+    double deadline = store_now_s() + c->timeout_s;
     int fd = -1;
     herd_status_t st = connect_loop(host, port, c->timeout_s, &fd);
+    if (st == HERD_OK && version == 0) {
+        double probe =
+            c->timeout_s < TCPS_PROBE_S ? c->timeout_s : TCPS_PROBE_S;
+        int kind = store_tcps_probe(fd, probe);
+        if (kind == TCPS_PROBE_NONE) {
+            close(fd);
+            st = HERD_ERR_PARSE;
+        } else if (kind != TCPS_PROBE_HERD) {
+            /* the probe spent this connection: a fresh one */
+            close(fd);
+            fd = -1;
+            version = kind == TCPS_PROBE_V1 ? 1 : 2;
+            double left = deadline - store_now_s();
+            st = connect_loop(host, port, left > 0.1 ? left : 0.1, &fd);
+        }
+    }
     if (st == HERD_OK)
-        st = store_tcps_open(fd, c->timeout_s, &c->tcps);
+        st = store_tcps_open(fd, c->timeout_s, version, &c->tcps);
     if (st != HERD_OK) {
         store_client_close(c);
         return st;
     }
     *out = c;
     return HERD_OK;
+}
+
+herd_status_t store_client_connect_tcpstore(const char *host, int port,
+                                            double timeout_s,
+                                            store_client_t **out)
+{
+    return store_client_connect_tcpstore_version(host, port, 0, timeout_s, out);
 }
 
 herd_status_t store_client_open_file(const char *path, store_client_t **out)

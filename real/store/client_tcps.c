@@ -1,7 +1,8 @@
 /* real/store/client_tcps.c - the store client's TCPStore back end: the
  * same calls spoken in PyTorch's TCPStore protocol (tcps_proto.h), so a
  * herd program rendezvouses through a store that torchrun's agent (or
- * any torch >= 2 TCPStore server, or herd's own) hosts.
+ * any torch TCPStore server, 1.x or >= 2, or herd's own) hosts. Which
+ * one answers is found by store_tcps_probe, or told by the caller.
  *
  * Keys get "/" in front, as torch's own client does, so herd and torch
  * processes name the same keys alike. TCPStore replies carry no status:
@@ -23,6 +24,7 @@ struct store_tcps {
     int fd;
     double timeout_s;
     int broken;
+    int v1; /* torch 1.x's numbering, no cancel */
     store_wbuf_t w;
 };
 
@@ -35,7 +37,9 @@ static void begin(store_tcps_t *t, tcps_op_t op)
 {
     t->w.len = 0;
     t->w.failed = 0;
-    store_wbuf_u8(&t->w, (uint8_t)op);
+    /* every command this client sends has a 1.x byte but cancel_wait,
+     * which a 1.x client never sends */
+    store_wbuf_u8(&t->w, (uint8_t)(t->v1 ? tcps_v1_code(op) : (int)op));
 }
 
 static void put_key(store_tcps_t *t, const char *key)
@@ -103,7 +107,53 @@ static herd_status_t call_u(store_tcps_t *t, int n, uint64_t *v)
     return st == HERD_OK ? recv_u(t, n, v, deadline) : st;
 }
 
-herd_status_t store_tcps_open(int fd, double timeout_s, store_tcps_t **out)
+static void put_ping(store_wbuf_t *w, uint32_t nonce)
+{
+    store_wbuf_u8(w, TCPS_PING);
+    for (int i = 0; i < 4; i++)
+        store_wbuf_u8(w, (uint8_t)(nonce >> (8 * i)));
+}
+
+/* What answers on a fresh connection, asked without harm to any:
+ * torch 1.x's check of no keys (04 and a zero count), which a 1.x
+ * server answers with READY and a torch >= 2 server refuses unvalidated
+ * (closes, or ignores: the libuv server); a >= 2 hello instead would
+ * make a 1.x server read a key of gigabytes. After READY, a ping: herd's
+ * server echoes it and speaks >= 2's numbering from then on, torch
+ * 1.x's closes the connection. */
+int store_tcps_probe(int fd, double timeout_s)
+{
+    store_wbuf_t w;
+    store_wbuf_init(&w);
+    store_wbuf_u8(&w, 4);
+    store_wbuf_i64(&w, 0);
+    uint8_t b = 0xff;
+    double deadline = store_now_s() + timeout_s;
+    herd_status_t st = store_io_send(fd, w.data, w.len, deadline);
+    if (st == HERD_OK)
+        st = store_io_recv(fd, &b, 1, deadline);
+    int kind = TCPS_PROBE_V2;
+    if (st == HERD_OK && b == TCPS_READY) {
+        uint32_t nonce = (uint32_t)store_now_s() ^ 0x1eedu;
+        uint8_t e[4];
+        w.len = 0;
+        put_ping(&w, nonce);
+        deadline = store_now_s() + timeout_s;
+        st = store_io_send(fd, w.data, w.len, deadline);
+        if (st == HERD_OK)
+            st = store_io_recv(fd, e, 4, deadline);
+        uint32_t echo = (uint32_t)e[0] | (uint32_t)e[1] << 8 |
+                        (uint32_t)e[2] << 16 | (uint32_t)e[3] << 24;
+        kind = st == HERD_OK && echo == nonce ? TCPS_PROBE_HERD : TCPS_PROBE_V1;
+    } else if (st == HERD_OK) {
+        kind = TCPS_PROBE_NONE; /* an answer, but not TCPStore's */
+    }
+    store_wbuf_free(&w);
+    return kind;
+}
+
+herd_status_t store_tcps_open(int fd, double timeout_s, int version,
+                              store_tcps_t **out)
 {
     store_tcps_t *t = calloc(1, sizeof(*t));
     if (!t) {
@@ -112,13 +162,16 @@ herd_status_t store_tcps_open(int fd, double timeout_s, store_tcps_t **out)
     }
     t->fd = fd;
     t->timeout_s = timeout_s;
+    t->v1 = version == 1;
     store_wbuf_init(&t->w);
+    if (version != 2) { /* 1.x has no hello; herd's server was probed */
+        *out = t;
+        return HERD_OK;
+    }
     /* the hello, then a ping: its echo proves a TCPStore server */
     store_wbuf_raw(&t->w, tcps_hello, TCPS_HELLO_LEN);
-    store_wbuf_u8(&t->w, TCPS_PING);
     uint32_t nonce = (uint32_t)store_now_s() ^ 0x5eedu;
-    for (int i = 0; i < 4; i++)
-        store_wbuf_u8(&t->w, (uint8_t)(nonce >> (8 * i)));
+    put_ping(&t->w, nonce);
     uint64_t echo = 0;
     herd_status_t st = call_u(t, 4, &echo);
     if (st == HERD_OK && echo != nonce)
@@ -167,7 +220,9 @@ herd_status_t store_tcps_wait(store_tcps_t *t, const char *const *keys, int n,
         if (st == HERD_OK)
             return b == TCPS_STOP_WAITING ? HERD_OK : HERD_ERR_PARSE;
     }
-    if (st != HERD_ERR_TIMEOUT || t->broken) {
+    if (st != HERD_ERR_TIMEOUT || t->broken || t->v1) {
+        /* torch 1.x cannot cancel: the stream is out of step now, as
+         * for torch 1.x's own client */
         t->broken = 1;
         return st;
     }

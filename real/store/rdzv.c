@@ -10,7 +10,8 @@
  * HERD_STORE_TIMEOUT (seconds) overrides how long to wait for the store.
  * HERD_STORE_PROTOCOL=tcpstore (or real torchrun's
  * TORCHELASTIC_USE_AGENT_STORE) connects with PyTorch's TCPStore
- * protocol to a store someone else hosts (torchrun's agent). */
+ * protocol to a store someone else hosts (torchrun's agent), finding
+ * out whether torch 1.x or >= 2 hosts it (tcpstore1/tcpstore2 say). */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -265,26 +266,33 @@ static double rdzv_timeout(const herd_init_t *init)
  * agent hosts a TCPStore on MASTER_PORT for its workers (herd's launcher
  * sets that variable too, for torch workers, but also
  * HERD_STORE_EXTERNAL: its store speaks herd's protocol, with a token
- * when it has one). -1 for an unknown HERD_STORE_PROTOCOL. */
+ * when it has one). 0 herd's protocol; 1 + the TCPStore version to
+ * speak (0: find out, tcpstore1: torch 1.x, tcpstore2: torch >= 2); -1
+ * for an unknown HERD_STORE_PROTOCOL. */
 static int rdzv_tcpstore(void)
 {
     const char *p = getenv("HERD_STORE_PROTOCOL");
     const char *agent = getenv("TORCHELASTIC_USE_AGENT_STORE");
     const char *ext = getenv("HERD_STORE_EXTERNAL");
     if (p && *p)
-        return !strcmp(p, "tcpstore") ? 1 : !strcmp(p, "herd") ? 0 : -1;
+        return !strcmp(p, "tcpstore")    ? 1
+               : !strcmp(p, "tcpstore1") ? 2
+               : !strcmp(p, "tcpstore2") ? 3
+               : !strcmp(p, "herd")      ? 0
+                                         : -1;
     if (ext && !strcmp(ext, "1"))
         return 0;
     return agent && (!strcmp(agent, "True") || !strcmp(agent, "1"));
 }
 
 static herd_status_t rdzv_connect_tcpstore(const herd_init_t *init,
-                                           const rdzv_ep_t *ep, store_rdzv_t *r,
-                                           char *err, size_t errlen)
+                                           const rdzv_ep_t *ep, int version,
+                                           store_rdzv_t *r, char *err,
+                                           size_t errlen)
 {
     double tmo = rdzv_timeout(init);
-    herd_status_t st =
-        store_client_connect_tcpstore(ep->host, ep->port, tmo, &r->client);
+    herd_status_t st = store_client_connect_tcpstore_version(
+        ep->host, ep->port, version, tmo, &r->client);
     if (st != HERD_OK)
         return rdzv_fail(err, errlen, st,
                          "rank %d cannot reach the TCPStore at %s:%d within "
@@ -301,11 +309,11 @@ static herd_status_t rdzv_connect(const herd_init_t *init, const rdzv_ep_t *ep,
     int tcps = rdzv_tcpstore();
     if (tcps < 0)
         return rdzv_fail(err, errlen, HERD_ERR_INVALID_ARG,
-                         "HERD_STORE_PROTOCOL='%s' is neither 'herd' nor "
-                         "'tcpstore'",
+                         "HERD_STORE_PROTOCOL='%s' is none of 'herd', "
+                         "'tcpstore', 'tcpstore1' and 'tcpstore2'",
                          getenv("HERD_STORE_PROTOCOL"));
     if (tcps)
-        return rdzv_connect_tcpstore(init, ep, r, err, errlen);
+        return rdzv_connect_tcpstore(init, ep, tcps - 1, r, err, errlen);
     const char *token = getenv("HERD_STORE_TOKEN");
     const char *ext = getenv("HERD_STORE_EXTERNAL");
     double tmo = rdzv_timeout(init);
@@ -369,7 +377,7 @@ herd_status_t store_rdzv_open(const herd_init_t *init, store_rdzv_t *out,
     }
     const char *prefix = getenv("HERD_STORE_PREFIX");
     char round[256];
-    if (!prefix && !ep.path && rdzv_tcpstore() == 1) {
+    if (!prefix && !ep.path && rdzv_tcpstore() >= 1) {
         /* torchrun's store outlives restarts: one prefix per round */
         const char *id = getenv("TORCHELASTIC_RUN_ID");
         const char *n = getenv("TORCHELASTIC_RESTART_COUNT");

@@ -209,7 +209,7 @@ static int conn_frames(srv_conn_t *c)
         if (r != FRAME_NEXT)
             return r == FRAME_FREED ? r : FRAME_NEXT;
     }
-    if (c->proto == SRV_PROTO_TCPS)
+    if (c->proto == SRV_PROTO_TCPS || c->proto == SRV_PROTO_TCPS1)
         return srv_tcps_frames(c);
     while (!c->waiter && !c->closing) {
         size_t max = c->authed ? STORE_MAX_FRAME : STORE_MAX_AUTH_FRAME;

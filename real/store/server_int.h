@@ -54,7 +54,13 @@ struct store_server {
     unsigned long suppressed;
 };
 
-enum { SRV_PROTO_UNKNOWN = 0, SRV_PROTO_HERD = 1, SRV_PROTO_TCPS = 2 };
+/* TCPS: torch >= 2's TCPStore; TCPS1: torch 1.x's numbering. */
+enum {
+    SRV_PROTO_UNKNOWN = 0,
+    SRV_PROTO_HERD = 1,
+    SRV_PROTO_TCPS = 2,
+    SRV_PROTO_TCPS1 = 3
+};
 
 /* Result of handling one frame. */
 enum { FRAME_NEXT = 0, FRAME_STOP = 1, FRAME_FREED = -1 };

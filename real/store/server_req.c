@@ -96,7 +96,7 @@ int srv_keys_exist(const store_server_t *srv, int n, const void *const *keys,
 static void waiter_answer(srv_waiter_t *w, herd_status_t st)
 {
     srv_conn_t *c = w->conn;
-    if (c->proto == SRV_PROTO_TCPS) {
+    if (c->proto == SRV_PROTO_TCPS || c->proto == SRV_PROTO_TCPS1) {
         uint8_t b = TCPS_STOP_WAITING; /* TCPStore waits have no timer */
         bufferevent_write(c->bev, &b, 1);
     } else if (st == HERD_OK && w->op == STORE_OP_GET) {

@@ -1,9 +1,11 @@
 /* real/store/server_tcps.c - the store server's TCPStore side: a torch
- * process (torch.distributed.TCPStore, is_master=False, torch >= 2) can
- * use herd's store, beside herd's own clients on the same port.
+ * process (torch.distributed.TCPStore, is_master=False, torch 1.x or
+ * >= 2) can use herd's store, beside herd's own clients on the same port.
  *
  * A connection whose first five bytes are TCPStore's hello (VALIDATE and
- * its magic) speaks TCPStore from then on; any other opening is herd's.
+ * its magic) speaks torch >= 2's TCPStore from then on; one that opens
+ * like a torch 1.x command (looks_v1) speaks 1.x's numbering; any other
+ * opening is herd's.
  * Commands are decoded by tcps_decode (tcps_proto.c) and applied to the
  * same table with the same semantics as herd's requests (store_map_*),
  * so a torch process and a herd process meet on one store. The limits
@@ -39,6 +41,20 @@ static void send_str(srv_conn_t *c, const void *p, size_t n)
         bufferevent_write(c->bev, p, n);
 }
 
+/* A herd frame opens with its uint32 length and an op (1..9): its fifth
+ * byte is never 0. A torch 1.x command opens with its op (0..8) and a
+ * uint64 length or count, whose fourth byte (the stream's fifth) is 0
+ * for anything within herd's limits. So five bytes tell all three
+ * apart (four zero bytes are herd's empty frame, refused as such). */
+static int looks_v1(const uint8_t *h, size_t n)
+{
+    if (h[0] > TCPS_V1_WATCH_KEY + 1)
+        return 0;
+    if (n >= 4 && !h[0] && !h[1] && !h[2] && !h[3])
+        return 0;
+    return n < TCPS_HELLO_LEN ? -1 : h[4] == 0;
+}
+
 int srv_detect(srv_conn_t *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->bev);
@@ -48,7 +64,9 @@ int srv_detect(srv_conn_t *c)
     if (n == 0)
         return FRAME_STOP;
     evbuffer_copyout(in, h, n);
-    if (memcmp(h, tcps_hello, n) != 0) {
+    int hello = memcmp(h, tcps_hello, n) == 0;
+    int v1 = hello ? 0 : looks_v1(h, n);
+    if (!hello && v1 == 0) {
         c->proto = SRV_PROTO_HERD;
         return FRAME_NEXT;
     }
@@ -63,8 +81,9 @@ int srv_detect(srv_conn_t *c)
     if (c->srv->token)
         return srv_conn_fail(c, "a TCPStore (torch) client on a store with "
                                 "a token: torch cannot present one");
-    evbuffer_drain(in, TCPS_HELLO_LEN);
-    c->proto = SRV_PROTO_TCPS;
+    if (hello)
+        evbuffer_drain(in, TCPS_HELLO_LEN);
+    c->proto = hello ? SRV_PROTO_TCPS : SRV_PROTO_TCPS1;
     return FRAME_NEXT;
 }
 
@@ -165,8 +184,9 @@ static int tcps_handle(srv_conn_t *c, const tcps_req_t *q)
         if ((uint32_t)q->num != 0x3C85F7CEu)
             return srv_conn_fail(c, "TCPStore validation with a wrong magic");
         break;
-    case TCPS_PING:
+    case TCPS_PING: /* from a 1.x stream: herd's client upgrading it */
         send_u(c, (uint32_t)q->num, 4);
+        c->proto = SRV_PROTO_TCPS;
         break;
     case TCPS_SET:
         st = store_map_put(srv->map, q->key, q->klen, q->val, q->vlen);
@@ -226,7 +246,11 @@ int srv_tcps_frames(srv_conn_t *c)
             c->partial = 0;
             return FRAME_NEXT;
         }
-        if (c->waiter) {
+        if (c->waiter && c->proto == SRV_PROTO_TCPS1) {
+            /* torch 1.x has no cancel: a client that sends more has
+             * given its wait up (its timeout passed) */
+            srv_waiter_free(c->waiter);
+        } else if (c->waiter) {
             /* parked: only a cancel is read, as torch sends on timeout */
             uint8_t op = 0;
             evbuffer_copyout(in, &op, 1);
@@ -248,7 +272,9 @@ int srv_tcps_frames(srv_conn_t *c)
             return srv_conn_fail(c, "out of memory for a %zu-byte command",
                                  avail);
         store_frame_result_t fr =
-            tcps_decode(p, avail, &q, &used, &need, why, sizeof(why));
+            c->proto == SRV_PROTO_TCPS1
+                ? tcps_decode_v1(p, avail, &q, &used, &need, why, sizeof(why))
+                : tcps_decode(p, avail, &q, &used, &need, why, sizeof(why));
         if (fr == STORE_FRAME_BAD)
             return srv_conn_fail(c, "%s", why);
         if (fr == STORE_FRAME_PARTIAL) {

@@ -74,14 +74,22 @@ herd_status_t store_delete(store_client_t *c, const char *key,
                            int *deleted_out);
 herd_status_t store_num_keys(store_client_t *c, int64_t *n_out);
 
-/* A client that speaks PyTorch's TCPStore protocol (torch >= 2) to the
- * store at host:port: torchrun's agent store, a torch TCPStore master,
- * or herd's server. Same calls; keys get torch's "/" in front (after the
- * client's prefix is applied), so torch and herd processes share keys.
- * No token (TCPStore has none). */
+/* A client that speaks PyTorch's TCPStore protocol to the store at
+ * host:port: torchrun's agent store, a torch TCPStore master (torch 1.x
+ * or >= 2), or herd's server. Same calls; keys get torch's "/" in front
+ * (after the client's prefix is applied), so torch and herd processes
+ * share keys. No token (TCPStore has none). Which protocol the server
+ * speaks is found out (a probe no server is harmed by; up to 1 s of
+ * silence from torch >= 2's libuv server); _version says it instead:
+ * 1 torch 1.x (a wait that times out leaves the connection unusable,
+ * as torch 1.x's own client), 2 torch >= 2, 0 find out. */
 herd_status_t store_client_connect_tcpstore(const char *host, int port,
                                             double timeout_s,
                                             store_client_t **out);
+herd_status_t store_client_connect_tcpstore_version(const char *host, int port,
+                                                    int version,
+                                                    double timeout_s,
+                                                    store_client_t **out);
 
 /* A client of the file store at `path` (created if missing): same calls,
  * for processes on one host; get/wait poll the file with short sleeps. */

@@ -33,11 +33,23 @@ herd_status_t store_file_delete(store_file_t *f, const char *key,
 herd_status_t store_file_num_keys(store_file_t *f, int64_t *n_out);
 
 /* client_tcps.c: the TCPStore back end (keys get torch's "/"). open
- * takes the connected fd (closed on failure), sends the hello and a
- * ping. */
+ * takes the connected fd (closed on failure). */
 typedef struct store_tcps store_tcps_t;
 
-herd_status_t store_tcps_open(int fd, double timeout_s, store_tcps_t **out);
+/* What store_tcps_probe found on a fresh connection: torch 1.x's server
+ * (reconnect, version 1), herd's (the connection is ready: version 0),
+ * torch >= 2's (reconnect, version 2), or something else. */
+enum {
+    TCPS_PROBE_V1 = 1,
+    TCPS_PROBE_V2 = 2,
+    TCPS_PROBE_HERD = 3,
+    TCPS_PROBE_NONE = 4
+};
+int store_tcps_probe(int fd, double timeout_s);
+/* version 1: torch 1.x's numbering, no hello; 2: torch >= 2's, hello
+ * and ping; 0: >= 2's numbering on a connection the probe upgraded. */
+herd_status_t store_tcps_open(int fd, double timeout_s, int version,
+                              store_tcps_t **out);
 void store_tcps_close(store_tcps_t *t);
 herd_status_t store_tcps_set(store_tcps_t *t, const char *key, const void *val,
                              size_t len);

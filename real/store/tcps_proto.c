@@ -88,18 +88,49 @@ static void take_list(cursor_t *c, tcps_req_t *q, int pairs)
     q->list_len = c->off - start;
 }
 
-store_frame_result_t tcps_decode(const uint8_t *buf, size_t len,
-                                 tcps_req_t *req, size_t *used, size_t *need,
-                                 char *why, size_t whylen)
+/* torch 1.x's op bytes, in order from 0 (7 is watch_key: none here). */
+static const tcps_op_t v1_ops[] = {
+    TCPS_SET,  TCPS_COMPARE_SET, TCPS_GET,     TCPS_ADD,       TCPS_CHECK,
+    TCPS_WAIT, TCPS_GETNUMKEYS,  TCPS_OP_MAX_, TCPS_DELETE_KEY};
+
+tcps_op_t tcps_v1_op(uint8_t byte)
+{
+    if (byte == TCPS_PING) /* herd's extension: the upgrade */
+        return TCPS_PING;
+    return byte < sizeof(v1_ops) / sizeof(v1_ops[0]) ? v1_ops[byte]
+                                                     : TCPS_OP_MAX_;
+}
+
+int tcps_v1_code(tcps_op_t op)
+{
+    for (size_t i = 0; i < sizeof(v1_ops) / sizeof(v1_ops[0]); i++)
+        if (v1_ops[i] == op)
+            return (int)i;
+    return -1;
+}
+
+static store_frame_result_t decode(const uint8_t *buf, size_t len, int v1,
+                                   tcps_req_t *req, size_t *used, size_t *need,
+                                   char *why, size_t whylen)
 {
     cursor_t c = {.buf = buf, .len = len, .why = why, .whylen = whylen};
     tcps_req_t q;
     memset(&q, 0, sizeof(q));
     if (need)
         *need = 0;
-    q.op = (tcps_op_t)take_u(&c, 1);
+    uint8_t byte = (uint8_t)take_u(&c, 1);
     if (c.partial)
         return STORE_FRAME_PARTIAL;
+    q.op = v1 ? tcps_v1_op(byte) : (tcps_op_t)byte;
+    if (v1 && byte == TCPS_V1_WATCH_KEY) {
+        snprintf(why, whylen, "watch_key (torch 1.x) is not supported");
+        return STORE_FRAME_BAD;
+    }
+    if (v1 && q.op == TCPS_OP_MAX_) {
+        snprintf(why, whylen, "unknown TCPStore (torch 1.x) command %u",
+                 (unsigned)byte);
+        return STORE_FRAME_BAD;
+    }
     switch (q.op) {
     case TCPS_SET:
     case TCPS_APPEND:
@@ -153,6 +184,20 @@ store_frame_result_t tcps_decode(const uint8_t *buf, size_t len,
     *req = q;
     *used = c.off;
     return STORE_FRAME_OK;
+}
+
+store_frame_result_t tcps_decode(const uint8_t *buf, size_t len,
+                                 tcps_req_t *req, size_t *used, size_t *need,
+                                 char *why, size_t whylen)
+{
+    return decode(buf, len, 0, req, used, need, why, whylen);
+}
+
+store_frame_result_t tcps_decode_v1(const uint8_t *buf, size_t len,
+                                    tcps_req_t *req, size_t *used, size_t *need,
+                                    char *why, size_t whylen)
+{
+    return decode(buf, len, 1, req, used, need, why, whylen);
 }
 
 const uint8_t *tcps_list_next(const uint8_t **p, size_t *left, size_t *len)

@@ -1,5 +1,6 @@
 /* real/store/tcps_proto.h - PyTorch's TCPStore wire protocol (torch >= 2,
- * the libuv server's), which herd's store server also speaks.
+ * the libuv server's, and torch 1.x's older numbering), which herd's
+ * store server also speaks.
  *
  * A TCPStore stream has no frames: a connection opens with VALIDATE (op
  * 0) and a uint32 magic, then each command is one op byte and fields:
@@ -39,6 +40,19 @@ typedef enum tcps_op {
     TCPS_OP_MAX_ = 14
 } tcps_op_t;
 
+/* torch 1.x (Debian's 1.13) numbers its commands from set = 0 and sends
+ * no hello: set, compare_set, get, add, check, wait, num_keys,
+ * watch_key, delete_key, with the same fields and replies as above (no
+ * append, multi-get/set, cancel or ping). tcps_v1_op gives the command
+ * a 1.x op byte stands for (TCPS_OP_MAX_ for none); tcps_v1_code the
+ * byte for a command (-1 where 1.x has none). Byte 13, ping, is herd's
+ * extension of 1.x: herd's server echoes it and speaks the numbering
+ * above from then on (torch 1.x's server closes the connection), which
+ * is how herd's client tells herd's server from torch's. */
+#define TCPS_V1_WATCH_KEY 7
+tcps_op_t tcps_v1_op(uint8_t byte);
+int tcps_v1_code(tcps_op_t op);
+
 enum { TCPS_READY = 0, TCPS_NOT_READY = 1 };
 enum { TCPS_STOP_WAITING = 0, TCPS_WAIT_CANCELED = 1 };
 
@@ -65,6 +79,10 @@ store_frame_result_t tcps_decode(const uint8_t *buf, size_t len,
                                  tcps_req_t *req, size_t *used, size_t *need,
                                  char *why, size_t whylen);
 /* The next string of a decoded list; advances *p and *left. */
+/* The same for a torch 1.x stream (its op numbering). */
+store_frame_result_t tcps_decode_v1(const uint8_t *buf, size_t len,
+                                    tcps_req_t *req, size_t *used, size_t *need,
+                                    char *why, size_t whylen);
 const uint8_t *tcps_list_next(const uint8_t **p, size_t *left, size_t *len);
 const char *tcps_op_name(int op);
 
