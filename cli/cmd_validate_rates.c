@@ -86,8 +86,11 @@ static int write_summary(const vopts_t *o, const validate_rows_t *rows)
         summary_line(md, tsv, "all", "all", sel, k);
         double med, p95, mx;
         validate_rows_stats(sel, k, &med, &p95, &mx);
-        fprintf(md, "\nPlot: [summary.png](summary.png); per rate: "
-                    "DIR/<rate>/report.md.\n");
+        fprintf(md, "\nPlot: [summary.png](summary.png). Per rate:");
+        for (int r = 0; r < o->nrates; r++)
+            fprintf(md, " [%s](%s/report.md)", o->rate_names[r],
+                    o->rate_names[r]);
+        fprintf(md, ".\n");
         printf("validate: summary in %s\n", path);
         printf("validate: %zu rows over %d rates, median |error| %.1f%%, p95 "
                "|error| %.1f%%, max |error| %.1f%%\n",

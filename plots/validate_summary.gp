@@ -27,12 +27,12 @@ set logscale xy 10
 set grid
 set key top left noenhanced
 set size ratio -1
-set style fill transparent solid 0.15 noborder
+set style fill transparent solid 0.35 noborder
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 900,850 noenhanced font ",11"; set output out.".png" }
     if (fmt eq "svg") { set terminal svg size 900,850 noenhanced font ",11"; set output out.".svg" }
-    plot '+' using 1:(0.9*$1):(1.1*$1) with filledcurves lc rgb "gray" title "+-10 %", \
+    plot '+' using 1:(0.9*$1):(1.1*$1) with filledcurves lc rgb "#a0a0a0" title "+-10 %", \
          for [i=0:nblocks-1] data index i using 3:2 with points pt 7 ps 0.8 title columnheader(1), \
          x with lines lc rgb "black" dt 2 title "y = x"
     set output
