@@ -127,3 +127,20 @@ int cli_plot_step(const char *cmd, trace_timeline_t *tl, const char *dir,
     }
     return written(cmd, st, err, dir, "step", 1);
 }
+
+int cli_plot_run(const char *cmd, trace_timeline_t *tl, const char *dir,
+                 const char *title, const trace_mem_bar_t *bar,
+                 const char *unsharded_name, double limit_bytes)
+{
+    if (cli_sim_mkdir(cmd, dir))
+        return 2;
+    int rc = cli_plot_step(cmd, tl, dir, title, NULL);
+    if (rc || !bar)
+        return rc;
+    char t[512];
+    snprintf(t, sizeof(t), "%s: peak memory per rank", title);
+    trace_mem_plot_t p = {t,   "", {NULL, NULL, NULL, unsharded_name, NULL},
+                          bar, 1,  limit_bytes,
+                          NULL};
+    return cli_plot_memory(cmd, &p, dir, "memory", 1);
+}

@@ -37,6 +37,8 @@ int cli_wl_parse_args(const char *cmd, const char *gpu_mem_key, unsigned flags,
             a->timeline = argv[++i];
         else if (!strcmp(s, "--trace"))
             a->trace = argv[++i];
+        else if (!strcmp(s, "--plots"))
+            a->plots = argv[++i];
         else if (s[0] == '-')
             return cli_usage_error(cmd, "unknown option '%s'", s);
         else if (!a->scenario)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cli_plots.h"
 #include "cli/cli_simwatch.h"
 #include "cli/cli_workload.h"
 #include "cli/cmd_ddp.h"
@@ -19,14 +20,17 @@
 
 static const char usage[] =
     "usage: herd ddp run [SCENARIO] [--set KEY=VALUE]... [--json FILE]\n"
-    "         [--timeline FILE.json|FILE.tsv] [--trace FILE] [--quiet]\n"
+    "         [--timeline FILE.json|FILE.tsv] [--trace FILE] [--plots DIR]\n"
+    "         [--quiet]\n"
     "Simulates the DDP job of SCENARIO's `workload: ddp:` section (or the\n"
     "defaults: gpt2_small on one node of 8 GPUs) and prints per-step\n"
     "predictions: step time, exposed communication, overlap, critical\n"
     "rank, per-bucket ready/launch/end times, and the diagnosis of a hang\n"
     "or error. --set takes any scenario key (cluster.nodes=64,\n"
     "ddp.bucket_cap_mb=5, ...). --trace writes the job as a herd trace\n"
-    "for `herd replay` on tcp or nccl. Exit: 0 ok, 1 hang/error, 2 input.\n";
+    "for `herd replay` on tcp or nccl. --plots DIR draws the last step's\n"
+    "streams per rank (DIR/step.*: compute, all_reduce, broadcast, the\n"
+    "exposed communication). Exit: 0 ok, 1 hang/error, 2 input.\n";
 
 /* Model names resolve in the models dir; paths relative to the scenario
  * file's folder. */
@@ -309,8 +313,8 @@ int cli_ddp_make_job(const char *cmd, const trace_scenario_t *sc,
     return 0;
 }
 
-static int write_outputs(const cli_wl_args_t *a, const cli_ddp_result_t *res,
-                         trace_timeline_t *tl)
+static int write_outputs(const cli_wl_args_t *a, const trace_scenario_t *sc,
+                         const cli_ddp_result_t *res, trace_timeline_t *tl)
 {
     ddp_outcome_t o = {res->status, &res->info, res->prog->raised,
                        res->prog->errors};
@@ -319,9 +323,17 @@ static int write_outputs(const cli_wl_args_t *a, const cli_ddp_result_t *res,
     if (a->json &&
         cli_wl_write_json("ddp run", ddp_report_json(res->col, &o), a->json))
         return 2;
-    if (tl)
-        return cli_wl_write_timeline("ddp run", tl, a->timeline);
-    return 0;
+    int rc = tl && a->timeline
+                 ? cli_wl_write_timeline("ddp run", tl, a->timeline)
+                 : 0;
+    if (!rc && tl && a->plots) { /* the step's Gantt (DDP is not sharded) */
+        char name[128];
+        trace_scenario_dirname(sc, name, sizeof(name));
+        if (!a->scenario) /* the defaults */
+            snprintf(name, sizeof(name), "defaults");
+        rc = cli_plot_run("ddp run", tl, a->plots, name, NULL, NULL, 0);
+    }
+    return rc;
 }
 
 static int write_trace(const ddp_job_t *job, const char *path)
@@ -347,12 +359,12 @@ int cli_ddp_run_main(int argc, char **argv)
         rc = cli_ddp_make_job("ddp run", sc, &job);
     if (!rc && a.trace)
         rc = write_trace(job, a.trace);
-    if (!rc && a.timeline && trace_timeline_create(&tl) != HERD_OK)
+    if (!rc && (a.timeline || a.plots) && trace_timeline_create(&tl))
         rc = 2;
     cli_ddp_result_t res;
     if (!rc && !(rc = cli_ddp_simulate(
                      sc, job, tl ? trace_timeline_collect : NULL, tl, &res))) {
-        rc = write_outputs(&a, &res, tl);
+        rc = write_outputs(&a, sc, &res, tl);
         if (!rc && (res.status != HERD_OK || res.diagnosis[0]))
             rc = 1;
         cli_ddp_result_fini(&res);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_plots.h"
 #include "cli/cli_workload.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_fsdp.h"
@@ -15,7 +16,8 @@
 
 static const char usage[] =
     "usage: herd fsdp run [SCENARIO] [--set KEY=VALUE]... [--json FILE]\n"
-    "         [--timeline FILE.json|FILE.tsv] [--trace FILE] [--quiet]\n"
+    "         [--timeline FILE.json|FILE.tsv] [--trace FILE] [--plots DIR]\n"
+    "         [--quiet]\n"
     "       herd fsdp units [SCENARIO] [--set KEY=VALUE]...\n"
     "       herd fsdp strategies [SCENARIO] [--set KEY=VALUE]... [--gpu-mem "
     "GIB]\n"
@@ -26,7 +28,9 @@ static const char usage[] =
     "optimizer state, unsharded units alive at once) and the diagnosis of\n"
     "a hang. --set takes any scenario key (fsdp.strategy=HYBRID_SHARD,\n"
     "fsdp.backward_prefetch=none, cluster.nodes=4, ...); --trace writes the\n"
-    "job as a herd trace for `herd replay`. units: the units and their\n"
+    "job as a herd trace for `herd replay`; --plots DIR draws the last\n"
+    "step's streams per rank (DIR/step.*) and the memory (DIR/memory.*).\n"
+    "units: the units and their\n"
     "sizes, without simulating. strategies: every sharding strategy's\n"
     "memory and step time side by side (see its --help).\n"
     "Exit: 0 ok, 1 hang/error, 2 input.\n"
@@ -108,9 +112,34 @@ static int write_outputs(const cli_wl_args_t *a, const cli_fsdp_result_t *res,
     if (a->json &&
         cli_wl_write_json("fsdp run", fsdp_report_json(res->col, &o), a->json))
         return 2;
-    if (tl)
+    if (tl && a->timeline)
         return cli_wl_write_timeline("fsdp run", tl, a->timeline);
     return 0;
+}
+
+/* --plots DIR: the step's Gantt chart and rank 0's memory by part. */
+static int write_plots(const cli_wl_args_t *a, const trace_scenario_t *sc,
+                       const fsdp_job_t *job, const cli_fsdp_result_t *res,
+                       trace_timeline_t *tl)
+{
+    const fsdp_memory_t *m = &res->summary.mem;
+    trace_mem_bar_t bar = {fsdp_strategy_name(job->cfg.strategy),
+                           {0, 0, 0, (double)m->unsharded, 0},
+                           res->summary.step_s * 1e3,
+                           1,
+                           0,
+                           res->status == HERD_OK};
+    if (!m->host) { /* cpu_offload: the shards live on the host */
+        bar.bytes[TRACE_MEM_PARAMS] = (double)m->params;
+        bar.bytes[TRACE_MEM_GRADS] = (double)m->grads;
+        bar.bytes[TRACE_MEM_OPTIM] = (double)m->optimizer;
+    }
+    char name[128];
+    trace_scenario_dirname(sc, name, sizeof(name));
+    if (!a->scenario) /* the defaults */
+        snprintf(name, sizeof(name), "defaults");
+    return cli_plot_run("fsdp run", tl, a->plots, name, &bar,
+                        "unsharded units (params + grads)", 0);
 }
 
 static int write_trace(const fsdp_job_t *job, const char *path)
@@ -135,12 +164,14 @@ static int run_main(int argc, char **argv)
         rc = cli_fsdp_make_job("fsdp run", sc, &job);
     if (!rc && a.trace)
         rc = write_trace(job, a.trace);
-    if (!rc && a.timeline && trace_timeline_create(&tl) != HERD_OK)
+    if (!rc && (a.timeline || a.plots) && trace_timeline_create(&tl))
         rc = 2;
     cli_fsdp_result_t res;
     if (!rc && !(rc = cli_fsdp_simulate(
                      sc, job, tl ? trace_timeline_collect : NULL, tl, &res))) {
         rc = write_outputs(&a, &res, tl);
+        if (!rc && a.plots)
+            rc = write_plots(&a, sc, job, &res, tl);
         if (!rc && (res.status != HERD_OK || res.diagnosis[0]))
             rc = 1;
         cli_fsdp_result_fini(&res);

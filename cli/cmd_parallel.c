@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cli_plots.h"
 #include "cli/cli_workload.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_parallel.h"
@@ -18,7 +19,7 @@
 static const char usage[] =
     "usage: herd parallel run [SCENARIO] [--set KEY=VALUE]... [--gpu-mem GIB]\n"
     "         [--json FILE] [--timeline FILE.json|FILE.tsv] [--trace FILE]\n"
-    "         [--quiet]\n"
+    "         [--plots DIR] [--quiet]\n"
     "       herd parallel layout [SCENARIO] [--set KEY=VALUE]... [--gpu-mem "
     "GIB]\n"
     "run: simulates the job of SCENARIO's `workload: parallel:` section (or\n"
@@ -34,7 +35,9 @@ static const char usage[] =
     "parallel.zero_stage=2, cluster.nodes=4, ...); --gpu-mem GIB is\n"
     "parallel.gpu_mem: a layout over it is marked (and never recommended\n"
     "by herd sweep); --trace writes the job as a herd trace for `herd\n"
-    "replay`. layout: the groups of rank 0, the layers per stage and the\n"
+    "replay`; --plots DIR draws the last step's streams per rank\n"
+    "(DIR/step.*) and the memory (DIR/memory.*). layout: the groups of\n"
+    "rank 0, the layers per stage and the\n"
     "memory, without simulating.\n"
     "Exit: 0 ok, 1 hang/error or does not fit --gpu-mem, 2 input.\n"
     "Options: docs/parallel.md.\n";
@@ -109,9 +112,34 @@ static int write_outputs(const cli_wl_args_t *a,
     if (a->json && cli_wl_write_json("parallel run",
                                      par_report_json(res->col, &o), a->json))
         return 2;
-    if (tl)
+    if (tl && a->timeline)
         return cli_wl_write_timeline("parallel run", tl, a->timeline);
     return 0;
+}
+
+/* --plots DIR: the step's Gantt chart and the memory of the rank with
+ * the most, by part, against parallel.gpu_mem. */
+static int write_plots(const cli_wl_args_t *a, const trace_scenario_t *sc,
+                       const par_job_t *job, const cli_parallel_result_t *res,
+                       trace_timeline_t *tl)
+{
+    const par_summary_t *s = &res->summary;
+    char label[64], name[128];
+    snprintf(label, sizeof(label), "tp %d x pp %d x dp %d", job->tp, job->pp,
+             job->dp);
+    trace_mem_bar_t bar = {label,
+                           {(double)s->mem.params, (double)s->mem.grads,
+                            (double)s->mem.optimizer, (double)s->mem.gathered,
+                            (double)s->mem.activations},
+                           s->step_s * 1e3,
+                           s->fits,
+                           0,
+                           res->status == HERD_OK};
+    trace_scenario_dirname(sc, name, sizeof(name));
+    if (!a->scenario) /* the defaults */
+        snprintf(name, sizeof(name), "defaults");
+    return cli_plot_run("parallel run", tl, a->plots, name, &bar,
+                        "ZeRO-3 gathered", job->cfg.gpu_mem_gib * 1073741824.0);
 }
 
 static int write_trace(const par_job_t *job, const char *path)
@@ -136,12 +164,14 @@ static int run_main(int argc, char **argv)
         rc = cli_parallel_make_job("parallel run", sc, &job);
     if (!rc && a.trace)
         rc = write_trace(job, a.trace);
-    if (!rc && a.timeline && trace_timeline_create(&tl) != HERD_OK)
+    if (!rc && (a.timeline || a.plots) && trace_timeline_create(&tl))
         rc = 2;
     cli_parallel_result_t res;
     if (!rc && !(rc = cli_parallel_simulate(
                      sc, job, tl ? trace_timeline_collect : NULL, tl, &res))) {
         rc = write_outputs(&a, &res, tl);
+        if (!rc && a.plots)
+            rc = write_plots(&a, sc, job, &res, tl);
         if (!rc &&
             (res.status != HERD_OK || res.diagnosis[0] || !res.summary.fits))
             rc = 1;

@@ -8,6 +8,8 @@
 #   data out ttl xlab note unit lim nbars have_step nparts pcol[] pname[]
 #   and the x tics
 # followed by this text (trace/plot_wl.c; columns of the .dat there).
+# (The labels of bars without one sit at y = -1, out of range: a labels
+# plot whose points are all NaN crashes gnuplot 5.4.4.)
 set datafile separator "\t"
 set datafile commentschars "#"
 set title (strlen(note) > 0 ? ttl."\n".note : ttl) noenhanced
@@ -31,8 +33,8 @@ do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 1100,700 noenhanced font ",11"; set output out.".png" }
     if (fmt eq "svg") { set terminal svg size 1100,700 noenhanced font ",11"; set output out.".svg" }
     plot for [k=nparts:1:-1] data using 1:(top(k)) with boxes lc rgb C[pcol[k] - 2] title pname[k], \
-         data using 1:($10 == 0 ? $8 : NaN):("does not fit") with labels offset 0,1 tc rgb "red" notitle, \
-         data using 1:($11 > 0 ? $8 : NaN):("best") with labels offset 0,1 tc rgb "black" notitle, \
+         data using 1:($10 == 0 ? $8 : -1):($10 == 0 ? "does not fit" : "") with labels offset 0,1 tc rgb "red" notitle, \
+         data using 1:($11 > 0 ? $8 : -1):($11 > 0 ? "best" : "") with labels offset 0,1 tc rgb "black" notitle, \
          data using 1:(have_step ? $9 : NaN) axes x1y2 with points pt 7 ps 1.5 lc rgb "black" title (have_step ? "step time" : "")
     set output
 }

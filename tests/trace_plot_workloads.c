@@ -483,6 +483,37 @@ START_TEST(test_cli_sim_step)
 }
 END_TEST
 
+/* herd ddp|parallel run --plots DIR: the step's chart; a sharded job's
+ * memory bar, marked when it does not fit --gpu-mem (exit 1). */
+START_TEST(test_cli_run_plots)
+{
+    free(herd_in("ddp run '%s' --set ddp.steps=2 --quiet --plots d",
+                 "scenarios/ddp-gpt2-4n.yaml", 0));
+    char *dat = file("d/step.dat"), *gp = file("d/step.gp");
+    has(gp, "ttl = 'ddp-gpt2-4n, step 1'\n");
+    has(gp, "'rank 0 compute' 0, 'rank 0 all_reduce' 1");
+    has(dat, "\tbucket 0\n");
+    free(dat);
+    free(gp);
+    char *out = herd_in("parallel run --set parallel.tp=2 --set "
+                        "parallel.pp=2 --gpu-mem 0.5 --quiet --plots p",
+                        "models", 1); /* no scenario: the defaults */
+    dat = file("p/step.dat");
+    gp = file("p/step.gp");
+    char *mem = file("p/memory.dat"), f[64];
+    has(gp, "'rank 0 tp all_reduce'");
+    has(gp, "'rank 0 pp p2p'");
+    ck_assert_int_eq(dat_lines(mem), 1);
+    ck_assert(dat_field(mem, 0, 1, f, sizeof(f)));
+    ck_assert_str_eq(f, "tp 2 x pp 2 x dp 2");
+    ck_assert_double_eq(dat_num(mem, 0, 9), 0); /* over 0.5 GiB */
+    free(dat);
+    free(gp);
+    free(mem);
+    free(out);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trace_plot_workloads");
@@ -501,6 +532,7 @@ int main(void)
     tcase_add_test(cli, test_cli_parallel_layouts);
     tcase_add_test(cli, test_cli_fsdp_strategies);
     tcase_add_test(cli, test_cli_sim_step);
+    tcase_add_test(cli, test_cli_run_plots);
     suite_add_tcase(s, cli);
     return tu_run_suite(s);
 }
