@@ -40,6 +40,9 @@ static const char usage[] =
 
 #define DG_MAX_RANKS 65536
 #define DG_MAX_LINES 8 /* per-rank lines of one problem; then a count */
+/* Groups looked at per dump and in all: a hostile dump with a group per
+ * entry must not make the analysis quadratic in its size. */
+#define DG_MAX_GROUPS 4096
 
 /* One rank's collectives on one group, sorted by sequence number. */
 typedef struct dg_seq {
@@ -50,7 +53,7 @@ typedef struct dg_seq {
 typedef struct dg_idx {
     int gid;
     dg_seq_t *v;
-    size_t n;
+    size_t n, cap;
 } dg_idx_t;
 
 typedef struct dg_rank {
@@ -155,6 +158,8 @@ static int rank_index(dg_rank_t *r)
             continue;
         int gid = (int)num(e, "group");
         dg_idx_t *x = idx_of(r, gid);
+        if (!x && r->nidx == DG_MAX_GROUPS)
+            continue; /* beyond the limit: not analysed */
         if (!x) {
             dg_idx_t *v = realloc(r->idx, (r->nidx + 1) * sizeof(*v));
             if (!v)
@@ -164,11 +169,15 @@ static int rank_index(dg_rank_t *r)
             memset(x, 0, sizeof(*x));
             x->gid = gid;
         }
-        dg_seq_t *v = realloc(x->v, (x->n + 1) * sizeof(*v));
-        if (!v)
-            return -1;
-        x->v = v;
-        v[x->n++] = (dg_seq_t){num(e, "seq"), e};
+        if (x->n == x->cap) {
+            size_t cap = x->cap ? x->cap * 2 : 64;
+            dg_seq_t *v = realloc(x->v, cap * sizeof(*v));
+            if (!v)
+                return -1;
+            x->v = v;
+            x->cap = cap;
+        }
+        x->v[x->n++] = (dg_seq_t){num(e, "seq"), e};
     }
     for (i = 0; i < r->nidx; i++) {
         dg_idx_t *x = &r->idx[i];
@@ -421,15 +430,16 @@ static int check_seq(dg_t *d, int gid, json_t *members, json_int_t seq,
             continue; /* no dump, or a gap in this rank's ring */
         int done = e && !strcmp(str(e, "state"), "completed");
         if (!e || (d->rk[r].dead && !done)) {
-            at->miss[at->nmiss++] = r; /* never came, or died in it */
+            if (at->nmiss < d->world)      /* a member list may repeat ranks */
+                at->miss[at->nmiss++] = r; /* never came, or died in it */
             continue;
         }
-        if (!done)
+        if (!done && at->nwait < d->world)
             at->wait[at->nwait++] = r;
         const char *cls = mismatch(at->ref, e);
         if (cls && !at->nbad)
             at->cls = cls;
-        if (cls)
+        if (cls && at->nbad < d->world)
             at->bad[at->nbad++] = r;
         at->joined++;
         at->completed += done;
@@ -622,6 +632,12 @@ static void check_all(dg_t *d)
                 ;
             if (k < nseen)
                 continue;
+            if (nseen == DG_MAX_GROUPS) {
+                printf("(more than %d groups: the others are not checked)\n",
+                       DG_MAX_GROUPS);
+                r = d->world; /* and stop looking */
+                break;
+            }
             int *v = realloc(seen, (size_t)(nseen + 1) * sizeof(int));
             if (!v)
                 break;
