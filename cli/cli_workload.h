@@ -32,7 +32,8 @@ typedef struct cli_wl_args {
 #define CLI_WL_SET_LIMIT 1u /* more than 64 --set: say so (else: unknown) */
 
 /* Parse [SCENARIO] [--set KEY=VALUE]... [--json F] [--timeline F]
- * [--trace F] [--plots DIR] [--quiet], and --gpu-mem GIB when gpu_mem_key is not NULL
+ * [--trace F] [--plots DIR] [--quiet], and --gpu-mem GIB when
+ * gpu_mem_key is not NULL
  * (it becomes the last --set, gpu_mem_key=GIB). Errors are usage errors
  * of `cmd`; 0 ok, 2 bad usage. */
 int cli_wl_parse_args(const char *cmd, const char *gpu_mem_key, unsigned flags,

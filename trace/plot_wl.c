@@ -381,8 +381,7 @@ herd_status_t trace_plot_memory(const trace_mem_plot_t *p, const char *dir,
     herd_status_t st = plot_open(dir, name, "dat", &f, err, errlen);
     if (st != HERD_OK)
         return st;
-    fprintf(f, "# herd: %s; peak memory per rank by part, %s\n", p->title,
-            uname);
+    fprintf(f, "# herd: %s (by part, %s)\n", p->title, uname);
     fprintf(f, "# x\tlabel\tparams\tgrads\toptimizer\tunsharded\tactivations"
                "\ttotal\tstep_ms\tfits\tbest\tok\n");
     for (int b = 0; b < p->nbars; b++) {
