@@ -3,7 +3,9 @@
  * entry per label), the busbw plot labels the largest size, titles name
  * the scenario (or trace), not the path typed, and a Gantt chart of more
  * ranks than it draws says which it shows and how to choose them
- * (--gantt-ranks). Skipped without gnuplot. */
+ * (--gantt-ranks); the workload plots (sweep of a named knob, memory,
+ * a step's streams) draw what their data says. Skipped without
+ * gnuplot. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +182,42 @@ START_TEST(test_gantt_ranks)
 }
 END_TEST
 
+/* The workload plots as gnuplot draws them: a named knob's values as
+ * ticks and the best named; the memory bars' parts and the step's
+ * streams in the legends (trace_plot_workloads checks their data). */
+START_TEST(test_workload_plots_drawn)
+{
+    herd_ok("sweep '%s' --set fsdp.backward_prefetch=BACKWARD_PRE,none "
+            "--set fsdp.steps=2 --jobs 1 --out f",
+            "scenarios/fsdp-gpt2-8n.yaml");
+    char *s = svg("f/sweep.svg");
+    const char *want[] = {"<text>BACKWARD_PRE</text>", "<text>none</text>",
+                          "<text>best: BACKWARD_PRE</text>",
+                          "<text>within 2% of the best (ties)</text>"};
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(strstr(s, want[i]), "no %s", want[i]);
+    free(s);
+    s = svg("f/memory.svg");
+    ck_assert_msg(strstr(s, "<title>unsharded units (params + grads)</title>"),
+                  "no unsharded part");
+    ck_assert_msg(strstr(s, "<title>optimizer state</title>"), "no optimizer");
+    free(s);
+    herd_ok("sim '%s' -o t --set fsdp.steps=2 --set cluster.nodes=1",
+            "scenarios/fsdp-gpt2-8n.yaml");
+    s = svg("t/step.svg");
+    const char *rows[] = {"<title>compute</title>", "<title>all_gather</title>",
+                          "<title>reduce_scatter</title>",
+                          "<title>exposed communication (compute "
+                          "idle)</title>",
+                          "<text>rank 7 reduce_scatter</text>"};
+    for (int i = 0; i < 5; i++)
+        ck_assert_msg(strstr(s, rows[i]), "no %s", rows[i]);
+    assert_title(s, "<text>ranks 0,1,4,7 of 8 shown (--gantt-ranks LIST "
+                    "chooses)</text>");
+    free(s);
+}
+END_TEST
+
 int main(void)
 {
     if (tu_run("command -v gnuplot >/dev/null", NULL) != 0) {
@@ -193,6 +231,7 @@ int main(void)
     tcase_add_test(tc, test_busbw_last_tick);
     tcase_add_test(tc, test_titles_name_the_run);
     tcase_add_test(tc, test_gantt_ranks);
+    tcase_add_test(tc, test_workload_plots_drawn);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
