@@ -260,10 +260,10 @@ static int peers_alive(launch_agent_t *a, int r)
     return 1;
 }
 
-int launch_elastic_check(launch_agent_t *a, int round)
+int launch_elastic_check(launch_agent_t *a, int round, int joins)
 {
     const launch_opts_t *o = a->o;
-    if (a->g.nnodes < o->nnodes) {
+    if (joins && a->g.nnodes < o->nnodes) {
         int64_t joined = counter(a, round, "joined", -1);
         if (joined > a->g.nnodes) {
             char rec[256];

@@ -162,7 +162,7 @@ static round_end_t round_wait_nodes(launch_agent_t *a, int round)
         else if (all)
             break;
         else if (launch_remote_failed(a, round) ||
-                 (a->elastic && launch_elastic_check(a, round)))
+                 (a->elastic && launch_elastic_check(a, round, 0)))
             end = ROUND_REMOTE_FAILED;
         else if (launch_agent_sleep(a))
             end = ROUND_SIGNALED;
@@ -191,7 +191,7 @@ static round_end_t round_run(launch_agent_t *a, int round, char *err,
         if (a->g.live == 0)
             break;
         if (launch_remote_failed(a, round) ||
-            (a->elastic && launch_elastic_check(a, round))) {
+            (a->elastic && launch_elastic_check(a, round, 1))) {
             launch_group_stop(&a->g, SIGTERM);
             end = ROUND_REMOTE_FAILED;
             break;

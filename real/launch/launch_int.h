@@ -120,9 +120,11 @@ int launch_remote_failed(launch_agent_t *a, int round);
  * so); ROUND_SIGNALED; ROUND_ERROR with err (timed out, store lost). */
 round_end_t launch_elastic_join(launch_agent_t *a, int *round, char *err,
                                 size_t errlen);
-/* While a round runs: keep-alives, lost nodes, nodes waiting to join.
- * 1 when the round must end (recorded with launch_publish). */
-int launch_elastic_check(launch_agent_t *a, int round);
+/* While a round runs: keep-alives, lost nodes, and (joins 1) nodes
+ * waiting to join; a node whose workers are done admits none, so a
+ * latecomer cannot restart a job that is finishing. 1 when the round
+ * must end (recorded with launch_publish). */
+int launch_elastic_check(launch_agent_t *a, int round, int joins);
 /* After success: mark the job finished so latecomers leave. */
 void launch_elastic_finish(launch_agent_t *a, int round);
 
