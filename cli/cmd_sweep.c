@@ -39,12 +39,15 @@ static const char usage[] =
     "...). Prints a table (best row marked *, the values within PCT percent\n"
     "of the best marked =; default 2), a recommendation (the scenario's own\n"
     "value when it is within PCT of the best: a smaller gain is noise, not a\n"
-    "reason to change), and writes DIR/sweep.tsv and the plot\n"
-    "DIR/sweep.png/.svg (DIR: sweep-out). --jobs: worker processes (default:\n"
-    "one per CPU). Under mpirun or srun (herd built with the mpi engine)\n"
-    "the runs are shared by the job's processes (one worker each unless\n"
-    "--jobs) and rank 0 reports, as one process would; --no-mpi: each\n"
-    "process runs the whole sweep.\n";
+    "reason to change), and writes DIR/sweep.tsv (one numeric key) and the\n"
+    "plot DIR/sweep.png/.svg of step time and exposed communication against\n"
+    "the first key (a line per value of the second), for FSDP and parallel\n"
+    "jobs DIR/memory.png/.svg (memory per rank by part), each with the .dat\n"
+    "and .gp that draw it (DIR: sweep-out). --jobs: worker processes\n"
+    "(default: one per CPU). Under mpirun or srun (herd built with the mpi\n"
+    "engine) the runs are shared by the job's processes (one worker each\n"
+    "unless --jobs) and rank 0 reports, as one process would; --no-mpi:\n"
+    "each process runs the whole sweep.\n";
 
 static double now_s(void)
 {

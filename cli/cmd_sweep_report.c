@@ -251,8 +251,12 @@ static int write_sweep_plot(const cli_sweep_args_t *a,
                                     r->exposed_s * 1e3,
                                     r->comm_s * 1e3};
     }
-    trace_sweep_plot_t p = {a->name, a->naxes, keys, nvals,        vals,
-                            vidx,    pts,      n,    a->tolerance, "gpu_mem"};
+    int workload = 0;
+    for (int c = 0; c < n; c++)
+        workload |= rows[c].ddp;
+    trace_sweep_plot_t p = {a->name,      a->naxes,  keys,     nvals,
+                            vals,         vidx,      pts,      n,
+                            a->tolerance, "gpu_mem", !workload};
     rc = cli_plot_sweep("sweep", &p, dir, "sweep", !a->no_plot);
 cleanup:
     free(pts);

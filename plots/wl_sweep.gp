@@ -8,13 +8,13 @@
 # on the axis, the scenario's own value dotted.
 # Not run by itself: herd writes NAME.gp = a preamble setting
 #   data out ttl xlab logx cat nx tol best_x best_y best_text cur_x
-#   have_unfit have_failed mem_key nser ser[] and the x tics
+#   have_unfit have_failed time_only mem_key nser ser[] and the x tics
 # followed by this text (trace/plot_wl.c; columns of the .dat there).
 set datafile separator "\t"
 set datafile commentschars "#"
 set title ttl noenhanced
 set xlabel xlab noenhanced
-set ylabel "time per step (ms)"
+set ylabel (time_only ? "time (ms)" : "time per step (ms)")
 if (logx) { set logscale x 2; set offsets graph 0.04, graph 0.04, 0, 0 }
 if (cat) { set xrange [-0.5:nx - 0.5] } else { if (!logx) { set offsets graph 0.04, graph 0.04, 0, 0 } }
 set grid
@@ -29,14 +29,14 @@ if (cur_x == cur_x && nser == 1) {
 array C[8] = [0x1f77b4, 0x9467bd, 0x8c564b, 0xe377c2, 0x17becf, 0xbcbd22, 0x7f7f7f, 0x2ca02c]
 scol(i) = nser == 1 ? 0x1f77b4 : C[(i - 1) % 8 + 1]
 ecol(i) = nser == 1 ? 0xff7f0e : C[(i - 1) % 8 + 1]
-stitle(i) = nser == 1 ? "step time" : sprintf("step time, %s", ser[i])
-etitle(i) = nser == 1 ? "exposed communication" : sprintf("exposed comm., %s", ser[i])
+stitle(i) = nser == 1 ? (time_only ? "time" : "step time") : sprintf("%s, %s", time_only ? "time" : "step time", ser[i])
+etitle(i) = time_only ? "" : nser == 1 ? "exposed communication" : sprintf("exposed comm., %s", ser[i])
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 1100,700 noenhanced font ",11"; set output out.".png" }
     if (fmt eq "svg") { set terminal svg size 1100,700 noenhanced font ",11"; set output out.".svg" }
     plot for [i=1:nser] data index i-1 using 1:3 with linespoints pt 7 lw 2 lc rgb scol(i) title stitle(i), \
-         for [i=1:nser] data index i-1 using 1:4 with linespoints pt 5 dt 2 lw 2 lc rgb ecol(i) title etitle(i), \
+         for [i=1:nser] data index i-1 using 1:(time_only ? NaN : $4) with linespoints pt 5 dt 2 lw 2 lc rgb ecol(i) title etitle(i), \
          lim with lines dt 2 lw 1.5 lc rgb "#2ca02c" title sprintf("%g%% above the best", tol), \
          data using 1:($8 > 0 ? $3 : NaN) with points pt 6 ps 2.2 lw 2 lc rgb "#2ca02c" title sprintf("within %g%% of the best (ties)", tol), \
          data using 1:($6 > 0 && $7 == 0 ? $3 : NaN) with points pt 2 ps 2.5 lw 3 lc rgb "red" title (have_unfit ? sprintf("does not fit %s (not recommended)", mem_key) : ""), \

@@ -101,8 +101,8 @@ START_TEST(test_sweep_named_knob)
     trace_sweep_pt_t pts[] = {{0, 1, 1, 1, 1, 1, 828, 349, 811},
                               {1, 1, 1, 1, 0, 0, 836, 357, 811},
                               {2, 1, 1, 0, 0, 0, 1124, 646, 811}};
-    trace_sweep_plot_t p = {"fsdp-x", 1,   keys, nvals, v,
-                            vidx,     pts, 3,    2.0,   NULL};
+    trace_sweep_plot_t p = {"fsdp-x", 1, keys, nvals, v, vidx,
+                            pts,      3, 2.0,  NULL,  0};
     char err[512] = "";
     ck_assert_int_eq(trace_plot_axis_kind(vals, 3), TRACE_AXIS_CAT);
     ck_assert_msg(trace_plot_sweep(&p, dir, "sweep", plots, err, sizeof(err)) ==
@@ -137,7 +137,8 @@ START_TEST(test_sweep_named_knob)
 END_TEST
 
 /* Numbers over decades: a log axis, sorted by value whatever the order
- * given; a failed run stays as a line with NaN times. */
+ * given; a failed run stays as a line with NaN times; a trace workload's
+ * sweep (time only) says so to the script. */
 START_TEST(test_sweep_log_axis_failed_run)
 {
     const char *vals[] = {"100", "1", "10"};
@@ -147,8 +148,8 @@ START_TEST(test_sweep_log_axis_failed_run)
     trace_sweep_pt_t pts[] = {{0, 1, 1, 0, 0, 0, 12, 5, 8},
                               {1, 0, 1, 0, 0, 0, 0, 0, 0},
                               {2, 1, 1, 1, 1, 1, 10, 3, 8}};
-    trace_sweep_plot_t p = {"ddp-x", 1,   keys, nvals, v,
-                            vidx,    pts, 3,    2.0,   NULL};
+    trace_sweep_plot_t p = {"ddp-x", 1, keys, nvals, v, vidx,
+                            pts,     3, 2.0,  NULL,  1};
     char err[512] = "";
     ck_assert_int_eq(trace_plot_axis_kind(vals, 3), TRACE_AXIS_LOG);
     const char *lin[] = {"1", "2", "8"};
@@ -166,6 +167,7 @@ START_TEST(test_sweep_log_axis_failed_run)
     ck_assert_double_eq(dat_num(dat, 1, SBEST), 1);
     has(gp, "logx = 1\n");
     has(gp, "have_failed = 1\n");
+    has(gp, "time_only = 1\n"); /* a makespan: no exposed line */
     has(gp, "cur_x = 10\n");
     free(dat);
     free(gp);
@@ -191,8 +193,8 @@ START_TEST(test_sweep_two_keys_unfit)
     pts[0].step_ms = 50; /* fastest, but does not fit */
     pts[4].best = pts[4].within = 1;
     pts[5].within = 1;
-    trace_sweep_plot_t p = {"par", 2,   keys, nvals, v,
-                            vidx,  pts, 6,    2.0,   "gpu_mem"};
+    trace_sweep_plot_t p = {"par", 2, keys, nvals,     v, vidx,
+                            pts,   6, 2.0,  "gpu_mem", 0};
     char err[512] = "";
     ck_assert_msg(trace_plot_sweep(&p, dir, "sweep", plots, err, sizeof(err)) ==
                       HERD_OK,

@@ -250,7 +250,8 @@ static void sweep_preamble(const trace_sweep_plot_t *p, const char *name,
     fprintf(f, "cur_x = ");
     plot_gp_number(f, cur ? x[p->vidx[cur->combo * p->naxes]] : NAN);
     fputc('\n', f);
-    fprintf(f, "have_unfit = %d\nhave_failed = %d\nmem_key = ", unfit, failed);
+    fprintf(f, "have_unfit = %d\nhave_failed = %d\ntime_only = %d\nmem_key = ",
+            unfit, failed, p->time_only);
     plot_gp_string(f, p->mem_key ? p->mem_key : "the memory");
     fprintf(f, "\nnser = %d\narray ser[%d]\n", nseries, nseries);
     for (int s = 0; s < nseries; s++) {

@@ -45,6 +45,7 @@ typedef struct trace_sweep_plot {
     int npts;
     double tolerance;    /* percent */
     const char *mem_key; /* what "fits" is against ("gpu_mem"), or NULL */
+    int time_only;       /* a trace workload: its makespan, no exposed time */
 } trace_sweep_plot_t;
 
 /* How axis 0 is drawn: TRACE_AXIS_CAT (a value is not a number: one tick
