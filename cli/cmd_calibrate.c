@@ -339,10 +339,20 @@ static void write_link(FILE *f, const char *name, const cal_fit_t *c,
                        double duplex)
 {
     char bw[32];
-    fmt_bw(c->beta, bw, sizeof(bw));
     if (duplex > 0)
         fprintf(f, "  # %s: ring all_reduce sweep saw %.3f MB/s (duplex)\n",
                 name, duplex / 1e6);
+    if (!isfinite(c->beta)) {
+        /* the largest sizes took no longer than the smaller ones (a link
+         * faster than the sweep can tell, e.g. loopback with a small -e):
+         * "infGB/s" would not load, so the link keeps the defaults */
+        fprintf(f,
+                "  # %s: no bandwidth fitted (time did not grow with size; "
+                "a larger -e tells), latency %.2fus\n",
+                name, c->alpha * 1e6);
+        return;
+    }
+    fmt_bw(c->beta, bw, sizeof(bw));
     fprintf(f, "  %s: {bandwidth: %s, latency: %.2fus}\n", name, bw,
             c->alpha * 1e6);
 }
