@@ -4,12 +4,13 @@
  * subgroups as duplicated MPI communicators that return errors
  * (MPI_ERRORS_RETURN) instead of aborting; MPI errors as herd statuses;
  * modelled compute as a CPU spin that keeps MPI progressing; host
- * buffers, the clock, timeline records and herd_run for one process. */
+ * buffers, the clock, timeline records and herd_run for one process
+ * (their shared part is core/host_engine.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/host_engine.h"
 #include "real/mpi/mpi_internal.h"
 
 /* herd called MPI_Init_thread in this process (and so finalizes). */
@@ -17,9 +18,7 @@ static int herd_owns_mpi;
 
 uint64_t mpi_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return core_host_now_ns();
 }
 
 static herd_status_t status_of_class(int cls)
@@ -69,22 +68,6 @@ herd_status_t mpi_fail(herd_comm_t *comm, int code, const char *what)
     if (st == HERD_OK)
         return st;
     return core_comm_error(comm, st, "%s: MPI error: %s", what, text);
-}
-
-static void record(herd_comm_t *comm, herd_tl_kind_t kind, uint64_t t0,
-                   uint64_t t1, const char *label)
-{
-    mpi_world_t *w = ((mpi_comm_t *)comm)->w;
-    herd_tl_rec_t r = {.kind = kind,
-                       .rank = comm->world_rank,
-                       .node = w->node,
-                       .group = comm->group_id,
-                       .peer = -1,
-                       .start_ns = t0,
-                       .end_ns = t1,
-                       .label = label,
-                       .status = HERD_OK};
-    core_comm_timeline(comm, &r);
 }
 
 void mpi_req_timeline(mpi_req_t *q, herd_tl_kind_t kind, uint64_t t0,
@@ -378,54 +361,36 @@ static herd_status_t group_create(herd_comm_t *parent, const int *ranks, int n,
     return HERD_OK;
 }
 
+static void poll_cb(void *arg)
+{
+    mpi_world_t *w = arg;
+    if (w->active)
+        mpi_progress(w);
+}
+
 /* A CPU spin for the (scaled) duration that keeps MPI progressing, so
  * asynchronous collectives overlap modelled compute as on a device. */
 static herd_status_t compute(herd_comm_t *comm, double seconds,
                              const char *label)
 {
     mpi_world_t *w = ((mpi_comm_t *)comm)->w;
-    uint64_t t0 = mpi_now_ns();
-    uint64_t end = t0 + (uint64_t)(seconds * w->compute_scale * 1e9);
-    while (mpi_now_ns() < end)
-        if (w->active)
-            mpi_progress(w);
-    record(comm, HERD_TL_COMPUTE, t0, mpi_now_ns(), label);
-    return HERD_OK;
-}
-
-static uint64_t now(const herd_comm_t *comm)
-{
-    (void)comm;
-    return mpi_now_ns();
+    return core_host_compute(comm, seconds * w->compute_scale, w->node,
+                             poll_cb, w, label);
 }
 
 static herd_status_t mark(herd_comm_t *comm, const char *label)
 {
-    uint64_t t = mpi_now_ns();
-    record(comm, HERD_TL_MARK, t, t, label);
-    return HERD_OK;
+    return core_host_mark(comm, ((mpi_comm_t *)comm)->w->node, label);
 }
 
+/* Subgroups the program did not destroy keep the world alive; a process
+ * that leaves MPI without MPI_Finalize fails the whole job, so the run's
+ * end finalizes all the same (finalize_if_owned after the world). */
 static herd_status_t run(const herd_init_t *init, herd_main_fn fn, void *arg,
                          herd_run_info_t *info)
 {
-    herd_comm_t *comm = NULL;
-    herd_status_t st = comm_create(init, &comm);
-    if (st != HERD_OK)
-        return st;
-    int rc = fn(comm, arg);
-    if (info) {
-        info->failed_rank = rc ? comm->rank : -1;
-        info->exit_code = rc;
-        info->end_time_ns = mpi_now_ns();
-        info->events = 0;
-    }
-    comm_destroy(comm);
-    /* Subgroups the program did not destroy keep the world alive; a
-     * process that leaves MPI without MPI_Finalize fails the whole job,
-     * so the run's end finalizes all the same. */
-    finalize_if_owned();
-    return rc ? HERD_ERR_ABORTED : HERD_OK;
+    return core_host_run(&mpi_engine_ops, init, fn, arg, info,
+                         finalize_if_owned);
 }
 
 const herd_engine_ops_t mpi_engine_ops = {.name = "mpi",
@@ -440,6 +405,6 @@ const herd_engine_ops_t mpi_engine_ops = {.name = "mpi",
                                           .compute = compute,
                                           .alloc = core_host_alloc,
                                           .free = core_host_free,
-                                          .now = now,
+                                          .now = core_host_now,
                                           .mark = mark,
                                           .flight_dump = mpi_flight_dump_op};

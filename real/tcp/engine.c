@@ -2,7 +2,8 @@
  * rendezvous store (publish this rank's listening address, learn all
  * others), subgroups that share the world's sockets, requests, modelled
  * compute as a CPU spin (that keeps communication progressing), buffers,
- * the clock, timeline markers and herd_run for one process. */
+ * the clock, timeline markers and herd_run for one process (their shared
+ * part is core/host_engine.c). */
 #include <arpa/inet.h>
 #include <event2/event.h>
 #include <netdb.h>
@@ -13,16 +14,14 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/host_engine.h"
 #include "real/tcp/tcp.h"
 
 uint64_t tcp_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return core_host_now_ns();
 }
 
 int tcp_group_world_rank(const tcp_comm_t *c, int r)
@@ -379,21 +378,19 @@ static void req_free(herd_req_t *req)
     tcp_op_free(op);
 }
 
-static void record(herd_comm_t *comm, herd_tl_kind_t kind, uint64_t t0,
-                   uint64_t t1, const char *label)
+/* The node of this rank's timeline records: ranks numbered node by node
+ * (local_size to a node). */
+static int node_of(const herd_comm_t *comm)
 {
-    tcp_world_t *w = as_tcp(comm)->w;
-    herd_tl_rec_t r = {.kind = kind,
-                       .rank = comm->world_rank,
-                       .node =
-                           w->local_size ? comm->world_rank / w->local_size : 0,
-                       .group = comm->group_id,
-                       .peer = -1,
-                       .start_ns = t0,
-                       .end_ns = t1,
-                       .label = label,
-                       .status = HERD_OK};
-    core_comm_timeline(comm, &r);
+    const tcp_world_t *w = ((const tcp_comm_t *)comm)->w;
+    return w->local_size ? comm->world_rank / w->local_size : 0;
+}
+
+static void poll_cb(void *arg)
+{
+    tcp_world_t *w = arg;
+    if (w->ops_head)
+        tcp_progress(w, 0);
 }
 
 /* A CPU spin for the (scaled) duration that keeps polling the sockets, so
@@ -402,49 +399,23 @@ static void record(herd_comm_t *comm, herd_tl_kind_t kind, uint64_t t0,
 static herd_status_t compute(herd_comm_t *comm, double seconds,
                              const char *label)
 {
-    tcp_world_t *w = as_tcp(comm)->w;
     const char *sc = getenv("HERD_COMPUTE_SCALE");
     double scale = sc && *sc ? atof(sc) : 1.0;
     if (!(scale >= 0))
         scale = 1.0;
-    uint64_t t0 = tcp_now_ns();
-    uint64_t end = t0 + (uint64_t)(seconds * scale * 1e9);
-    while (tcp_now_ns() < end)
-        if (w->ops_head)
-            tcp_progress(w, 0);
-    record(comm, HERD_TL_COMPUTE, t0, tcp_now_ns(), label);
-    return HERD_OK;
-}
-
-static uint64_t now(const herd_comm_t *comm)
-{
-    (void)comm;
-    return tcp_now_ns();
+    return core_host_compute(comm, seconds * scale, node_of(comm), poll_cb,
+                             as_tcp(comm)->w, label);
 }
 
 static herd_status_t mark(herd_comm_t *comm, const char *label)
 {
-    uint64_t t = tcp_now_ns();
-    record(comm, HERD_TL_MARK, t, t, label);
-    return HERD_OK;
+    return core_host_mark(comm, node_of(comm), label);
 }
 
 static herd_status_t run(const herd_init_t *init, herd_main_fn fn, void *arg,
                          herd_run_info_t *info)
 {
-    herd_comm_t *comm = NULL;
-    herd_status_t st = comm_create(init, &comm);
-    if (st != HERD_OK)
-        return st;
-    int rc = fn(comm, arg);
-    if (info) {
-        info->failed_rank = rc ? comm->rank : -1;
-        info->exit_code = rc;
-        info->end_time_ns = tcp_now_ns();
-        info->events = 0;
-    }
-    comm_destroy(comm);
-    return rc ? HERD_ERR_ABORTED : HERD_OK;
+    return core_host_run(&tcp_engine_ops, init, fn, arg, info, NULL);
 }
 
 const herd_engine_ops_t tcp_engine_ops = {.name = "tcp",
@@ -459,6 +430,6 @@ const herd_engine_ops_t tcp_engine_ops = {.name = "tcp",
                                           .compute = compute,
                                           .alloc = core_host_alloc,
                                           .free = core_host_free,
-                                          .now = now,
+                                          .now = core_host_now,
                                           .mark = mark,
                                           .flight_dump = tcp_flight_dump_op};
