@@ -9,7 +9,8 @@
 #
 # Columns (time per call in µs, the slowest rank's, as nccl-tests -a 3):
 #   MPI          an MPI benchmark loop of MPI_Allreduce (OSU's
-#                osu_allreduce when it is on PATH; Debian packages neither
+#                osu_allreduce when it is on PATH, its average latency
+#                column, a path not yet run here; Debian packages neither
 #                the OSU micro-benchmarks nor Intel's IMB, so otherwise
 #                bench/peers/mpi_allreduce.c, built here with mpicc: the
 #                same loop, warm-up, barrier, mean per call, max over ranks)
@@ -61,7 +62,7 @@ sweeps=("8 1M $iters_small 20" "2M 64M $iters_large 1")
 run_peer() { # np min max iters warmup
     if [ -n "$osu" ]; then
         mpirun "${mpi_flags[@]}" -np "$1" "$osu" -m "$(numfmt --from=iec "$2"):$(numfmt --from=iec "$3")" \
-            -i "$4" -x "$5" -f | awk '!/^#/ && NF >= 2 && $1 ~ /^[0-9]+$/ {print $1, $NF}'
+            -i "$4" -x "$5" | awk '!/^#/ && NF >= 2 && $1 ~ /^[0-9]+$/ {print $1, $2}'
     else
         mpirun "${mpi_flags[@]}" -np "$1" "$peer" -b "$2" -e "$3" -n "$4" -w "$5" |
             awk '!/^#/ && $1 ~ /^[0-9]+$/ {print $1, $3}'
