@@ -17,18 +17,12 @@ herd_status_t fsdp_collect_create(const fsdp_job_t *job, fsdp_collect_t **out)
     c->job = job;
     c->world = job->world;
     c->nu = job->units.n > job->bad_units.n ? job->units.n : job->bad_units.n;
-    c->start = calloc(w * it, sizeof(uint64_t));
-    c->end = calloc(w * it, sizeof(uint64_t));
-    c->compute = calloc(w * it, sizeof(double));
-    c->data = calloc(w * it, sizeof(double));
     c->comm = calloc(w * it, sizeof(double));
     c->ut = calloc(it * c->nu, sizeof(fsdp_utime_t));
     c->tail = calloc(it, sizeof(double));
     c->prev = calloc(w, sizeof(uint64_t));
-    if (!c->start || !c->end || !c->compute || !c->data || !c->comm || !c->ut || !c->tail ||
-        !c->prev ||
-        wl_collect_ranks(job->world, &c->iter, &c->last, &c->stuck) !=
-            HERD_OK) {
+    if (!c->comm || !c->ut || !c->tail || !c->prev ||
+        wl_steps_init(&c->steps, job->world) != HERD_OK) {
         fsdp_collect_destroy(c);
         return HERD_ERR_NO_MEMORY;
     }
@@ -40,15 +34,11 @@ void fsdp_collect_destroy(fsdp_collect_t *c)
 {
     if (!c)
         return;
-    free(c->start);
-    free(c->end);
-    free(c->compute);
-    free(c->data);
     free(c->comm);
     free(c->ut);
     free(c->tail);
     free(c->prev);
-    wl_collect_ranks_free(c->iter, c->last, c->stuck);
+    wl_steps_fini(&c->steps);
     free(c);
 }
 
@@ -63,11 +53,6 @@ static long unit_of(const char *label, const char *prefix)
     return end != label + n && !*end ? k : -1;
 }
 
-static size_t at(long it, int r)
-{
-    return (size_t)r * FSDP_REC_MAX_ITERS + (size_t)it;
-}
-
 static void on_compute(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
 {
     int r = rec->rank;
@@ -77,10 +62,11 @@ static void on_compute(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
     c->prev[r] = rec->end_ns;
     double d = (double)(rec->end_ns - rec->start_ns) * 1e-9;
     if (rec->label && !strcmp(rec->label, "data")) {
-        c->data[at(it, r)] += d; /* the DataLoader, not the device */
+        /* the DataLoader, not the device */
+        c->steps.data[wl_steps_at(it, r)] += d;
         return;
     }
-    c->compute[at(it, r)] += d;
+    c->steps.compute[wl_steps_at(it, r)] += d;
     long f = unit_of(rec->label, "forward u"),
          b = unit_of(rec->label, "backward u");
     if (f >= 0 && (size_t)f < c->nu)
@@ -94,7 +80,7 @@ static void on_compute(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
 static void on_coll(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
 {
     int r = rec->rank;
-    c->comm[at(it, r)] += (double)(rec->end_ns - rec->start_ns) * 1e-9;
+    c->comm[wl_steps_at(it, r)] += (double)(rec->end_ns - rec->start_ns) * 1e-9;
     if (r != 0)
         return;
     long g = unit_of(rec->label, "all_gather u"),
@@ -117,21 +103,11 @@ void fsdp_collect_cb(const herd_tl_rec_t *rec, void *arg)
     if (rec->rank < 0 || rec->rank >= c->world)
         return;
     int r = rec->rank;
-    long it = c->iter[r];
-    if (rec->end_ns > c->last[r])
-        c->last[r] = rec->end_ns;
-    if (rec->kind == HERD_TL_MARK && rec->label &&
-        !strcmp(rec->label, "step")) {
-        if (it >= 0 && it < FSDP_REC_MAX_ITERS)
-            c->end[at(it, r)] = rec->start_ns;
-        it = ++c->iter[r];
-        if (it < FSDP_REC_MAX_ITERS)
-            c->start[at(it, r)] = rec->start_ns;
+    long it;
+    if (wl_steps_take(&c->steps, rec, &it)) {
         c->prev[r] = rec->start_ns;
         return;
     }
-    if (rec->kind == HERD_TL_COLL && rec->status != HERD_OK)
-        ddp_stuck_note(&c->stuck[r], rec, it);
     if (it < 0 || it >= FSDP_REC_MAX_ITERS)
         return;
     if (rec->kind == HERD_TL_COMPUTE)
@@ -142,11 +118,7 @@ void fsdp_collect_cb(const herd_tl_rec_t *rec, void *arg)
 
 static uint64_t step_end(const fsdp_collect_t *c, int r, long it)
 {
-    if (c->end[at(it, r)])
-        return c->end[at(it, r)];
-    /* the last iteration ends with the rank's last record */
-    return c->iter[r] == it && it + 1 == fsdp_job_steps(c->job, r) ? c->last[r]
-                                                                   : 0;
+    return wl_steps_end(&c->steps, r, it, fsdp_job_steps(c->job, r));
 }
 
 void fsdp_collect_step(const fsdp_collect_t *c, long it, fsdp_step_pred_t *o)
@@ -159,16 +131,17 @@ void fsdp_collect_step(const fsdp_collect_t *c, long it, fsdp_step_pred_t *o)
     o->complete = 1;
     for (int r = 0; r < c->world; r++) {
         uint64_t end = step_end(c, r, it);
-        if (c->iter[r] < it || !end || c->stuck[r].valid) {
+        if (c->steps.iter[r] < it || !end || c->steps.stuck[r].valid) {
             o->complete = 0;
             continue;
         }
-        double d = (double)(end - c->start[at(it, r)]) * 1e-9;
+        size_t i = wl_steps_at(it, r);
+        double d = (double)(end - c->steps.start[i]) * 1e-9;
         o->step_s += d;
         o->max_step_s = d > o->max_step_s ? d : o->max_step_s;
-        o->compute_s += c->compute[at(it, r)];
-        o->data_s += c->data[at(it, r)];
-        o->comm_s += c->comm[at(it, r)];
+        o->compute_s += c->steps.compute[i];
+        o->data_s += c->steps.data[i];
+        o->comm_s += c->comm[i];
         n++;
     }
     if (!n)
@@ -181,18 +154,10 @@ void fsdp_collect_step(const fsdp_collect_t *c, long it, fsdp_step_pred_t *o)
     o->exposed_s = o->step_s > busy ? o->step_s - busy : 0;
 }
 
-static long recorded(const fsdp_collect_t *c)
-{
-    long most = 0;
-    for (int r = 0; r < c->world; r++)
-        most = c->iter[r] + 1 > most ? c->iter[r] + 1 : most;
-    return most < FSDP_REC_MAX_ITERS ? most : FSDP_REC_MAX_ITERS;
-}
-
 void fsdp_collect_summary(const fsdp_collect_t *c, fsdp_summary_t *o)
 {
     memset(o, 0, sizeof(*o));
-    o->iters = recorded(c);
+    o->iters = wl_steps_recorded(&c->steps, c->world);
     for (long it = 0; it < o->iters; it++) {
         fsdp_step_pred_t p;
         fsdp_collect_step(c, it, &p);
@@ -221,7 +186,7 @@ void fsdp_collect_summary(const fsdp_collect_t *c, fsdp_summary_t *o)
 void fsdp_collect_unit(const fsdp_collect_t *c, size_t u, fsdp_utime_t *o)
 {
     memset(o, 0, sizeof(*o));
-    long n = 0, iters = recorded(c);
+    long n = 0, iters = wl_steps_recorded(&c->steps, c->world);
     for (long it = 0; u < c->nu && it < iters; it++) {
         fsdp_step_pred_t p;
         fsdp_collect_step(c, it, &p);

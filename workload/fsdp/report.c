@@ -209,7 +209,7 @@ void fsdp_report_diagnosis(const fsdp_collect_t *c, const fsdp_outcome_t *o,
     buf[0] = '\0';
     if (o->status == HERD_OK)
         return;
-    wl_diag_outcome(&d, o->status, c->stuck, c->world, o->errors);
+    wl_diag_outcome(&d, o->status, c->steps.stuck, c->world, o->errors);
     char mm[4096];
     fsdp_report_mismatch(c->job, mm, sizeof(mm));
     if (mm[0])

@@ -18,10 +18,11 @@
 
 #include <herd/herd.h>
 
+#include "workload/common/collect.h"
 #include "workload/ddp/report.h"
 #include "workload/fsdp/job.h"
 
-#define FSDP_REC_MAX_ITERS 64
+#define FSDP_REC_MAX_ITERS WL_REC_MAX_ITERS
 
 /* Per iteration and unit, summed over ranks. */
 typedef struct fsdp_utime {
@@ -34,17 +35,11 @@ typedef struct fsdp_collect {
     const fsdp_job_t *job;
     int world;
     size_t nu;        /* unit slots (most units of any rank) */
-    uint64_t *start;  /* [r * FSDP_REC_MAX_ITERS + it], ns */
-    uint64_t *end;    /* the same; 0: not seen */
-    double *compute;  /* the same: compute seconds */
-    double *data;     /* the same: seconds waiting for the batch */
-    double *comm;     /* the same: seconds in collectives (summed) */
+    wl_steps_t steps; /* per rank and iteration; per rank */
+    double *comm;     /* [wl_steps_at(it, r)]: seconds in collectives */
     fsdp_utime_t *ut; /* [it * nu + u] */
     double *tail;     /* [it]: idle before the optimizer, summed */
-    long *iter;       /* per rank: current iteration (-1 before any) */
     uint64_t *prev;   /* per rank: end of the last compute (or step) */
-    uint64_t *last;   /* per rank: latest record end */
-    ddp_stuck_t *stuck;
     herd_timeline_cb next_cb;
     void *next_arg;
 } fsdp_collect_t;

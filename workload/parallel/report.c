@@ -17,7 +17,7 @@ void par_report_diagnosis(const par_collect_t *c, const par_outcome_t *o,
     buf[0] = '\0';
     if (o->status == HERD_OK)
         return;
-    wl_diag_outcome(&d, o->status, c->stuck, c->world, o->errors);
+    wl_diag_outcome(&d, o->status, c->steps.stuck, c->world, o->errors);
     if (o->info && o->info->report && *o->info->report)
         wl_put(&d, "engine report:\n%s", o->info->report);
 }

@@ -18,10 +18,11 @@
 
 #include <herd/herd.h>
 
+#include "workload/common/collect.h"
 #include "workload/ddp/report.h"
 #include "workload/parallel/job.h"
 
-#define PAR_REC_MAX_ITERS 64
+#define PAR_REC_MAX_ITERS WL_REC_MAX_ITERS
 
 typedef enum par_cat {
     PAR_CAT_TP,
@@ -40,14 +41,9 @@ typedef struct par_counts {
 typedef struct par_collect {
     const par_job_t *job;
     int world;
-    uint64_t *start, *end; /* [r * PAR_REC_MAX_ITERS + it], ns; 0 unseen */
-    double *compute;       /* the same: compute seconds */
-    double *data;          /* the same: seconds waiting for the batch */
-    double *comm;          /* [(r * ITERS + it) * PAR_NCAT + cat], s */
-    par_counts_t *counts;  /* [it]: rank 0's */
-    long *iter;            /* per rank: current iteration (-1 before) */
-    uint64_t *last;        /* per rank: latest record end */
-    ddp_stuck_t *stuck;
+    wl_steps_t steps;     /* per rank and iteration; per rank */
+    double *comm;         /* [wl_steps_at(it, r) * PAR_NCAT + cat], s */
+    par_counts_t *counts; /* [it]: rank 0's */
     herd_timeline_cb next_cb;
     void *next_arg;
 } par_collect_t;
