@@ -392,7 +392,7 @@ herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
         return sim_sym_post(w, inst, m, req);
     }
     if (w->sym)
-        sim_sym_break(w); /* it would share links with the regime's */
+        sim_sym_flush(w); /* it would share links with the regime's */
     st = start_member(w, c, inst, a, req);
     if (st != HERD_OK)
         return st;

@@ -560,6 +560,8 @@ void sim_rank_poll(sim_rank_t *r, sim_req_t *req)
     sim_world_t *w = r->w;
     if (++r->poll_streak < 2)
         return;
+    if (w->sym) /* the next event depends on what was posted before */
+        sim_sym_flush(w);
     uint64_t tn = sim_net_next_time(w->net), tq = sim_evq_next_time(&w->q);
     uint64_t next = tn < tq ? tn : tq;
     uint64_t t = w->now + 1000;

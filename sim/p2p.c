@@ -114,7 +114,7 @@ herd_status_t sim_p2p_post(sim_comm_t *c, const core_coll_args_t *a,
 {
     sim_world_t *w = c->w;
     if (w->sym)
-        sim_sym_break(w); /* its flow would share the regime's links */
+        sim_sym_flush(w); /* its flow would share the regime's links */
     int me = c->r->id;
     int peer = herd_comm_world_rank(&c->base, a->root);
     int is_send = a->coll == HERD_COLL_SEND;

@@ -91,6 +91,10 @@ herd_status_t sim_sym_post(sim_world_t *w, sim_inst_t *inst, int m,
                            sim_req_t *req);
 /* Anything that cannot run alongside the regime ends it first. */
 void sim_sym_break(sim_world_t *w);
+/* Something that is not deferred starts now (an executor, a flow): the
+ * regime ends and what was posted earlier in this instant starts first,
+ * without the shortcut. */
+void sim_sym_flush(sim_world_t *w);
 /* engine.c: the instant is over (nothing else queued at w->now). */
 void sim_sym_instant_end(sim_world_t *w);
 /* The run is over (hang, timeout, interrupt): the diagnosis needs every

@@ -365,13 +365,11 @@ static uint64_t sim_case(const char *scenario, const char *sets,
 {
     char src[1024], args[3000], path[1500];
     tu_src_path(src, sizeof(src), "scenarios");
-    snprintf(args, sizeof(args), "sim %s/%s -o %s --no-plots %s 2>%s/err", src,
-             scenario, dir, sets, dir);
-    char mk[1200];
-    snprintf(mk, sizeof(mk), "mkdir -p '%s'", dir);
-    tu_run(mk, NULL);
+    snprintf(args, sizeof(args), "sim %s/%s -o %s --no-plots %s", src, scenario,
+             dir, sets);
     setenv("HERD_SIM_SYMMETRY", mode, 1);
-    int rc = tu_herd(args, NULL);
+    char *err = NULL; /* its output, stderr included */
+    int rc = tu_herd(args, &err);
     unsetenv("HERD_SIM_SYMMETRY");
     uint64_t h = 0xcbf29ce484222325ULL;
     h = fnv(h, (const char *)&rc, sizeof(rc));
@@ -379,8 +377,6 @@ static uint64_t sim_case(const char *scenario, const char *sets,
     h = hash_file(h, path);
     snprintf(path, sizeof(path), "%s/sweep.tsv", dir);
     h = hash_file(h, path);
-    snprintf(path, sizeof(path), "%s/err", dir);
-    char *err = tu_read_file(path);
     const char *s = err ? strstr(err, "symmetry: ") : NULL;
     *nsym = s ? strtol(s + 10, NULL, 10) : -1;
     s = s ? strstr(s, "ranks, ") : NULL;
