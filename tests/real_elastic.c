@@ -239,7 +239,7 @@ START_TEST(test_node_killed)
     int port = free_port();
     const char *flags =
         "--nnodes 2:3 --max-restarts 1 --rdzv-conf "
-        "last_call_timeout=5,keep_alive_interval=0.5,keep_alive_max_attempt=4";
+        "last_call_timeout=5,keep_alive_interval=1,keep_alive_max_attempt=4";
     const char *worker =
         LOG_WORKER "; if [ $WORLD_SIZE = 6 ]; then exec sleep 60; fi";
     pid_t a = agent(dir, "a", port, flags, worker);
