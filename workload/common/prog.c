@@ -43,6 +43,40 @@ void wl_errors_destroy(char **errors, int world)
     free(errors);
 }
 
+herd_status_t wl_job_prog_create(const void *job, int world,
+                                 wl_job_prog_t **out)
+{
+    wl_job_prog_t *p = calloc(1, sizeof(*p));
+    if (!p)
+        return HERD_ERR_NO_MEMORY;
+    p->job = job;
+    p->world = world;
+    if (wl_errors_create(world, &p->errors) != HERD_OK) {
+        free(p);
+        return HERD_ERR_NO_MEMORY;
+    }
+    *out = p;
+    return HERD_OK;
+}
+
+void wl_job_prog_destroy(wl_job_prog_t *p)
+{
+    if (!p)
+        return;
+    wl_errors_destroy(p->errors, p->world);
+    free(p);
+}
+
+int wl_job_prog_main(herd_comm_t *world, const wl_job_prog_t *p,
+                     wl_group_prog_t *d)
+{
+    d->algo = p->algo;
+    d->channels = p->channels;
+    d->chunk_bytes = p->chunk_bytes;
+    d->errors = p->errors;
+    return wl_group_prog_main(world, d);
+}
+
 void wl_note_failure(char **note, ddp_stream_t *const *streams, int nstreams,
                      herd_comm_t *world, long iter, herd_status_t st)
 {

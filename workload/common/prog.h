@@ -3,7 +3,7 @@
  * collective settings on a communicator, the per-rank notes of what
  * stopped a rank, and the whole program of a walker over rank groups and
  * DDP's in-order streams (workload/ddp/stream.h) that FSDP and the
- * 3D-parallel job run. */
+ * 3D-parallel job run, with its state (wl_job_prog_t). */
 #ifndef HERD_WORKLOAD_COMMON_PROG_H
 #define HERD_WORKLOAD_COMMON_PROG_H
 
@@ -61,5 +61,25 @@ typedef struct wl_group_prog {
 /* Run rank's walk: create the groups, the engine buffer and the streams,
  * walk, note a failure, release. 0: done, 1: stopped. */
 int wl_group_prog_main(herd_comm_t *world, const wl_group_prog_t *d);
+
+/* The state of a walker's program over groups (fsdp, parallel; on sim
+ * one for all ranks): its job, what stopped each rank and the settings
+ * applied to the world communicator and every group before the walk. */
+typedef struct wl_job_prog {
+    const void *job; /* the walker's (fsdp_job_t, par_job_t) */
+    int world;
+    char **errors; /* per rank: what stopped it (NULL: finished) */
+    herd_algo_t algo[HERD_COLL_COUNT];
+    int channels;
+    size_t chunk_bytes;
+} wl_job_prog_t;
+
+herd_status_t wl_job_prog_create(const void *job, int world,
+                                 wl_job_prog_t **out);
+void wl_job_prog_destroy(wl_job_prog_t *p);
+/* wl_group_prog_main with d's settings and notes (algo, channels,
+ * chunk_bytes, errors) taken from p. */
+int wl_job_prog_main(herd_comm_t *world, const wl_job_prog_t *p,
+                     wl_group_prog_t *d);
 
 #endif

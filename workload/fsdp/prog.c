@@ -10,10 +10,6 @@
  * program (wl_group_prog_main); this file says which. */
 #include "workload/fsdp/prog.h"
 
-#include <stdlib.h>
-
-#include "workload/common/prog.h"
-
 int fsdp_prog_main(herd_comm_t *world, void *arg)
 {
     fsdp_prog_t *p = arg;
@@ -28,32 +24,16 @@ int fsdp_prog_main(herd_comm_t *world, void *arg)
                          .nstreams = job->cfg.comm_streams,
                          .inflight = inflight,
                          .fold_streams = 1,
-                         .algo = p->algo,
-                         .channels = p->channels,
-                         .chunk_bytes = p->chunk_bytes,
-                         .errors = p->errors,
                          .data = &job->data};
-    return wl_group_prog_main(world, &d);
+    return wl_job_prog_main(world, p, &d);
 }
 
 herd_status_t fsdp_prog_create(const fsdp_job_t *job, fsdp_prog_t **out)
 {
-    fsdp_prog_t *p = calloc(1, sizeof(*p));
-    if (!p)
-        return HERD_ERR_NO_MEMORY;
-    p->job = job;
-    if (wl_errors_create(job->world, &p->errors) != HERD_OK) {
-        free(p);
-        return HERD_ERR_NO_MEMORY;
-    }
-    *out = p;
-    return HERD_OK;
+    return wl_job_prog_create(job, job->world, out);
 }
 
 void fsdp_prog_destroy(fsdp_prog_t *p)
 {
-    if (!p)
-        return;
-    wl_errors_destroy(p->errors, p->job->world);
-    free(p);
+    wl_job_prog_destroy(p);
 }

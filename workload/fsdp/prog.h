@@ -8,16 +8,12 @@
 
 #include <herd/herd.h>
 
+#include "workload/common/prog.h"
 #include "workload/fsdp/job.h"
 
-typedef struct fsdp_prog {
-    const fsdp_job_t *job;
-    char **errors; /* per rank: what stopped it (NULL: finished) */
-    /* applied to the world communicator and every group before the walk */
-    herd_algo_t algo[HERD_COLL_COUNT];
-    int channels;
-    size_t chunk_bytes;
-} fsdp_prog_t;
+/* The job, what stopped each rank and the settings for the walk
+ * (workload/common/prog.h). */
+typedef wl_job_prog_t fsdp_prog_t;
 
 herd_status_t fsdp_prog_create(const fsdp_job_t *job, fsdp_prog_t **out);
 void fsdp_prog_destroy(fsdp_prog_t *p);

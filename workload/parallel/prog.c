@@ -11,10 +11,6 @@
  * workload/common/prog.c (wl_group_prog_main); this file says which. */
 #include "workload/parallel/prog.h"
 
-#include <stdlib.h>
-
-#include "workload/common/prog.h"
-
 int par_prog_main(herd_comm_t *world, void *arg)
 {
     par_prog_t *p = arg;
@@ -29,32 +25,16 @@ int par_prog_main(herd_comm_t *world, void *arg)
                          .nstreams = PAR_NSTREAMS,
                          .inflight = inflight,
                          .fold_streams = 0,
-                         .algo = p->algo,
-                         .channels = p->channels,
-                         .chunk_bytes = p->chunk_bytes,
-                         .errors = p->errors,
                          .data = &job->data};
-    return wl_group_prog_main(world, &d);
+    return wl_job_prog_main(world, p, &d);
 }
 
 herd_status_t par_prog_create(const par_job_t *job, par_prog_t **out)
 {
-    par_prog_t *p = calloc(1, sizeof(*p));
-    if (!p)
-        return HERD_ERR_NO_MEMORY;
-    p->job = job;
-    if (wl_errors_create(job->world, &p->errors) != HERD_OK) {
-        free(p);
-        return HERD_ERR_NO_MEMORY;
-    }
-    *out = p;
-    return HERD_OK;
+    return wl_job_prog_create(job, job->world, out);
 }
 
 void par_prog_destroy(par_prog_t *p)
 {
-    if (!p)
-        return;
-    wl_errors_destroy(p->errors, p->job->world);
-    free(p);
+    wl_job_prog_destroy(p);
 }

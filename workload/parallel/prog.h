@@ -10,16 +10,12 @@
 
 #include <herd/herd.h>
 
+#include "workload/common/prog.h"
 #include "workload/parallel/job.h"
 
-typedef struct par_prog {
-    const par_job_t *job;
-    char **errors; /* per rank: what stopped it (NULL: finished) */
-    /* applied to the world communicator and every group before the walk */
-    herd_algo_t algo[HERD_COLL_COUNT];
-    int channels;
-    size_t chunk_bytes;
-} par_prog_t;
+/* The job, what stopped each rank and the settings for the walk
+ * (workload/common/prog.h). */
+typedef wl_job_prog_t par_prog_t;
 
 herd_status_t par_prog_create(const par_job_t *job, par_prog_t **out);
 void par_prog_destroy(par_prog_t *p);
