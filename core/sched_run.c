@@ -39,9 +39,9 @@ static char *dst_ptr(core_run_t *r, const core_step_t *st)
     return b ? b + st->dst_off * r->esize : NULL;
 }
 
-static herd_status_t lower(core_run_t *r, herd_comm_t *c,
-                           const core_coll_args_t *a, herd_algo_t algo,
-                           int ranks_per_node)
+herd_status_t core_sched_lower_call(herd_comm_t *c, const core_coll_args_t *a,
+                                    herd_algo_t algo, size_t esize,
+                                    int ranks_per_node, core_sched_t *out)
 {
     core_sched_desc_t d = {.coll = a->coll,
                            .algo = algo,
@@ -49,7 +49,7 @@ static herd_status_t lower(core_run_t *r, herd_comm_t *c,
                            .rank = c->rank,
                            .root = a->root < 0 ? 0 : a->root,
                            .count = a->count,
-                           .elem_size = r->esize,
+                           .elem_size = esize,
                            .channels = a->channels > 0 ? a->channels : 1,
                            .chunk_bytes = a->chunk_bytes,
                            .ranks_per_node = ranks_per_node,
@@ -59,7 +59,7 @@ static herd_status_t lower(core_run_t *r, herd_comm_t *c,
         return core_comm_error(c, HERD_ERR_UNSUPPORTED,
                                "%s: algorithm %s does not implement it",
                                herd_coll_name(a->coll), herd_algo_name(algo));
-    herd_status_t st = core_sched_lower(&d, &r->sched);
+    herd_status_t st = core_sched_lower(&d, out);
     if (st != HERD_OK)
         return core_comm_error(c, st, "%s: lowering algorithm %s failed (%s)",
                                herd_coll_name(a->coll), herd_algo_name(algo),
@@ -174,7 +174,8 @@ herd_status_t core_run_init(core_run_t *r, herd_comm_t *c,
     r->nranks = c->size;
     r->rank = c->rank;
     r->esize = herd_dtype_size(a->dtype);
-    herd_status_t st = lower(r, c, a, algo, ranks_per_node);
+    herd_status_t st =
+        core_sched_lower_call(c, a, algo, r->esize, ranks_per_node, &r->sched);
     if (st != HERD_OK)
         return st;
     st = buffers(r, a);

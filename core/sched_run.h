@@ -54,6 +54,16 @@ typedef struct core_run {
     herd_status_t status;
 } core_run_t;
 
+/* Lower a call (algo resolved: not AUTO or NCCL) for comm's rank into
+ * *out, elements of esize bytes, with the call's channels and chunks;
+ * ranks_per_node serves hier. An algorithm that does not implement the
+ * call, or a failed lowering, is the comm's error. The runner's lowering
+ * and the tcp engine's. */
+herd_status_t core_sched_lower_call(herd_comm_t *comm,
+                                    const core_coll_args_t *args,
+                                    herd_algo_t algo, size_t esize,
+                                    int ranks_per_node, core_sched_t *out);
+
 /* Lower args (algo resolved: not AUTO or NCCL) for this rank and prepare
  * the run; nothing is posted yet. ranks_per_node serves hier (0: all one
  * node). On failure `run` holds nothing and the comm has a message. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sched_run.h"
 #include "real/tcp/tcp.h"
 
 static herd_status_t lower_p2p(tcp_op_t *op, const core_coll_args_t *a)
@@ -35,28 +36,8 @@ static herd_status_t lower_coll(tcp_op_t *op, const core_coll_args_t *a)
     herd_algo_t algo = a->algo;
     if (algo == HERD_ALGO_AUTO || algo == HERD_ALGO_NCCL)
         algo = core_sched_pick(a->coll, c->size, a->count * op->esize);
-    core_sched_desc_t d = {.coll = a->coll,
-                           .algo = algo,
-                           .nranks = c->size,
-                           .rank = c->rank,
-                           .root = a->root < 0 ? 0 : a->root,
-                           .count = a->count,
-                           .elem_size = op->esize,
-                           .channels = a->channels > 0 ? a->channels : 1,
-                           .chunk_bytes = a->chunk_bytes,
-                           .ranks_per_node = op->w->local_size,
-                           .counts = a->vcounts,
-                           .recv_counts = a->vrecv};
-    if (!core_sched_supports(algo, a->coll))
-        return core_comm_error(c, HERD_ERR_UNSUPPORTED,
-                               "%s: algorithm %s does not implement it",
-                               herd_coll_name(a->coll), herd_algo_name(algo));
-    herd_status_t st = core_sched_lower(&d, &op->sched);
-    if (st != HERD_OK)
-        return core_comm_error(c, st, "%s: lowering algorithm %s failed (%s)",
-                               herd_coll_name(a->coll), herd_algo_name(algo),
-                               herd_status_string(st));
-    return HERD_OK;
+    return core_sched_lower_call(c, a, algo, op->esize, op->w->local_size,
+                                 &op->sched);
 }
 
 /* Carves `n` elements of `size` bytes from the arena at *off. */
