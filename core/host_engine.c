@@ -1,7 +1,7 @@
 /* core/host_engine.c - glue shared by the host-memory engines (tcp, mpi):
- * the clock, compute spins, marks and herd_run; see core/host_engine.h.
- * One copy here, so the two engines' timelines and run results cannot
- * drift apart. */
+ * the clock, compute spins, marks, flight dumps and herd_run; see
+ * core/host_engine.h. One copy here, so the two engines' timelines and run
+ * results cannot drift apart. */
 #include <time.h>
 
 #include "core/host_engine.h"
@@ -52,6 +52,34 @@ herd_status_t core_host_mark(herd_comm_t *comm, int node, const char *label)
     uint64_t t = core_host_now_ns();
     core_host_record(comm, HERD_TL_MARK, node, t, t, label);
     return HERD_OK;
+}
+
+static core_flight_meta_t flight_meta(const char *engine, int rank, int size,
+                                      const char *reason)
+{
+    return (core_flight_meta_t){.engine = engine,
+                                .rank = rank,
+                                .world_size = size,
+                                .now = core_host_now_ns(),
+                                .clock = "monotonic",
+                                .reason = reason};
+}
+
+herd_status_t core_host_flight_dump(const core_flight_t *f, const char *engine,
+                                    int rank, int size, const char *dir,
+                                    const char *reason)
+{
+    core_flight_meta_t m = flight_meta(engine, rank, size, reason);
+    return core_flight_dump(f, &m, dir);
+}
+
+herd_status_t core_host_flight_dump_api(herd_comm_t *comm,
+                                        const core_flight_t *f,
+                                        const char *engine, int rank, int size,
+                                        const char *dir)
+{
+    core_flight_meta_t m = flight_meta(engine, rank, size, "api");
+    return core_flight_dump_api(comm, f, &m, dir);
 }
 
 herd_status_t core_host_run(const herd_engine_ops_t *ops,

@@ -1,15 +1,16 @@
 /* core/host_engine.h - glue shared by the engines whose ranks are host
  * processes and whose buffers are host memory (tcp, mpi): the monotonic
  * clock, timeline marks and compute records, modelled compute as a CPU
- * spin that keeps the engine's communication progressing, and herd_run
- * for one process. The engines keep what differs (how a rank finds its
- * node, how it progresses, what it tears down) and pass it in. */
+ * spin that keeps the engine's communication progressing, flight record
+ * dumps and herd_run for one process. The engines keep what differs (how a rank
+ * finds its node, how it progresses, what it tears down) and pass it in. */
 #ifndef HERD_CORE_HOST_ENGINE_H
 #define HERD_CORE_HOST_ENGINE_H
 
 #include <stdint.h>
 
 #include "core/engine.h"
+#include "core/flight.h"
 
 /* Progress the engine's communication once (called in a compute spin). */
 typedef void (*core_host_poll_cb)(void *arg);
@@ -32,6 +33,18 @@ herd_status_t core_host_compute(herd_comm_t *comm, double seconds, int node,
                                 const char *label);
 /* A zero-length timeline mark now. */
 herd_status_t core_host_mark(herd_comm_t *comm, int node, const char *label);
+
+/* Dump the flight record f of world rank `rank` of `size` of `engine` to
+ * dir (core_flight_dump), stamped with the monotonic clock now. */
+herd_status_t core_host_flight_dump(const core_flight_t *f, const char *engine,
+                                    int rank, int size, const char *dir,
+                                    const char *reason);
+/* The same for herd_flight_dump on comm (core_flight_dump_api, reason
+ * "api"). */
+herd_status_t core_host_flight_dump_api(herd_comm_t *comm,
+                                        const core_flight_t *f,
+                                        const char *engine, int rank, int size,
+                                        const char *dir);
 
 /* herd_run for one process of a host engine: the world through
  * ops->comm_create, fn, the run's info, ops->comm_destroy, then
