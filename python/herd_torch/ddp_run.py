@@ -65,7 +65,7 @@ class BucketTimer:
 
 def _delay_hook(seconds):
     def hook(grad):
-        synth.BURN.spend(seconds)
+        synth.BURN.block(seconds)
         return grad
     return hook
 

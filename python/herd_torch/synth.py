@@ -53,6 +53,15 @@ class Burner:
         self.target += max(0.0, seconds)
         self.until(self.target)
 
+    def block(self, seconds):
+        """A stall on top of the schedule (a slow hook): `seconds` from
+        now, never made up by time the phase is behind; later layers keep
+        their times from its end."""
+        now = time.perf_counter()
+        if self.target is None or self.target < now:
+            self.target = now
+        self.spend(seconds)
+
 
 BURN = Burner()
 
