@@ -1,22 +1,19 @@
 /* core/escape.c - control characters and invalid UTF-8 written as
  * visible escapes (see escape.h for why and which). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/escape.h"
 
-/* How many bytes of s are one printable character (1..4), or 0 if the
- * character at s must be escaped. */
-static size_t esc_printable(const unsigned char *s)
+size_t core_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0];
-    if (c < 0x20 || c == 0x7f)
-        return 0;
     if (c < 0x80)
         return 1;
     size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
+    unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
     if (c >= 0xc2 && c <= 0xdf)
         len = 2;
     else if (c >= 0xe0 && c <= 0xef) {
@@ -29,11 +26,24 @@ static size_t esc_printable(const unsigned char *s)
         hi = c == 0xf4 ? 0x8f : 0xbf;
     } else
         return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0; /* also stops at the terminating NUL */
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0; /* also stops at a terminating NUL */
     for (size_t i = 2; i < len; i++)
         if ((s[i] & 0xc0) != 0x80)
             return 0;
+    return len;
+}
+
+/* How many bytes of s are one printable character (1..4), or 0 if the
+ * character at s must be escaped. */
+static size_t esc_printable(const unsigned char *s)
+{
+    unsigned char c = s[0];
+    if (c < 0x20 || c == 0x7f)
+        return 0;
+    size_t len = core_utf8_len(s, SIZE_MAX);
+    if (!len)
+        return 0;
     if (c == 0xc2 && s[1] <= 0x9f)
         return 0; /* C1 control */
     return len;

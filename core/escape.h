@@ -22,6 +22,13 @@ const char *core_escape(const char *s, char *buf, size_t len);
  * module. */
 void core_escape_msg(char *msg, size_t len);
 
+/* The length of the UTF-8 sequence at s (n bytes left; SIZE_MAX in a
+ * NUL-terminated string, where a NUL ends any sequence), or 0 if it is
+ * not a valid one (overlong forms, surrogates and code points above
+ * U+10FFFF are invalid, as RFC 3629 says). Escaping and the scenario
+ * reader's check of its bytes both go by it. */
+size_t core_utf8_len(const unsigned char *s, size_t n);
+
 /* 1 if s holds anything core_escape would change. */
 int core_escape_needed(const char *s);
 

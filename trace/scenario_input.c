@@ -20,43 +20,13 @@
 #include "core/escape.h"
 #include "trace/scenario_int.h"
 
-/* The length of the UTF-8 sequence at s (n bytes left), or 0 if it is
- * not a valid one (overlong forms, surrogates and code points above
- * U+10FFFF are invalid, as RFC 3629 says). */
-static size_t scn_utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        lo = c == 0xe0 ? 0xa0 : 0x80;
-        hi = c == 0xed ? 0x9f : 0xbf;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        lo = c == 0xf0 ? 0x90 : 0x80;
-        hi = c == 0xf4 ? 0x8f : 0xbf;
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
-
 herd_status_t scn_check_bytes(const char *text, size_t n, const char *name,
                               char *err, size_t errlen)
 {
     const unsigned char *s = (const unsigned char *)text;
     int line = 1, col = 1;
     for (size_t i = 0; i < n;) {
-        size_t len = s[i] ? scn_utf8_len(s + i, n - i) : 0;
+        size_t len = s[i] ? core_utf8_len(s + i, n - i) : 0;
         if (!len) {
             if (s[i])
                 snprintf(err, errlen,
