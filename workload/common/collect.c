@@ -32,6 +32,16 @@ void wl_collect_ranks_free(long *iter, uint64_t *last, ddp_stuck_t *stuck)
     free(stuck);
 }
 
+long wl_label_index(const char *label, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (!label || strncmp(label, prefix, n))
+        return -1;
+    char *end;
+    long k = strtol(label + n, &end, 10);
+    return end != label + n && !*end ? k : -1;
+}
+
 herd_status_t wl_steps_init(wl_steps_t *s, int world)
 {
     size_t n = (size_t)world * WL_REC_MAX_ITERS;

@@ -20,6 +20,11 @@ herd_status_t wl_collect_ranks(int world, long **iter, uint64_t **last,
                                ddp_stuck_t **stuck);
 void wl_collect_ranks_free(long *iter, uint64_t *last, ddp_stuck_t *stuck);
 
+/* The number a label ends with after `prefix`: "bucket 12" with prefix
+ * "bucket " -> 12; -1 when the label (NULL too) is not prefix and a
+ * number. The programs' labels say which bucket or unit a record is. */
+long wl_label_index(const char *label, const char *prefix);
+
 #define WL_REC_MAX_ITERS 64 /* iterations recorded per rank */
 
 /* The steps of every rank: per rank and iteration (wl_steps_at) when it

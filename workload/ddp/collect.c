@@ -50,17 +50,6 @@ static ddp_btime_t *btime(const ddp_collect_t *c, int r, long it, size_t k)
     return &c->bt[((size_t)r * DDP_REC_MAX_ITERS + (size_t)it) * c->nb + k];
 }
 
-/* "bucket 12" / "ready b12" -> 12; -1 otherwise. */
-static long label_index(const char *label, const char *prefix)
-{
-    size_t n = strlen(prefix);
-    if (!label || strncmp(label, prefix, n))
-        return -1;
-    char *end;
-    long k = strtol(label + n, &end, 10);
-    return end != label + n && !*end ? k : -1;
-}
-
 /* "bucket 12" -> 12; PowerSGD's "bucket 12 P" / "bucket 12 Q" too, with
  * *part 1; -1 otherwise. */
 static long bucket_index(const char *label, int *part)
@@ -90,8 +79,8 @@ static void on_mark(ddp_collect_t *c, const herd_tl_rec_t *rec, long it)
     }
     if (it < 0 || it >= DDP_REC_MAX_ITERS)
         return;
-    long k = label_index(rec->label, "ready b");
-    long l = label_index(rec->label, "launch bucket ");
+    long k = wl_label_index(rec->label, "ready b");
+    long l = wl_label_index(rec->label, "launch bucket ");
     if (k >= 0 && (size_t)k < c->nb)
         btime(c, r, it, (size_t)k)->ready = rec->start_ns;
     else if (l >= 0 && (size_t)l < c->nb)

@@ -42,17 +42,6 @@ void fsdp_collect_destroy(fsdp_collect_t *c)
     free(c);
 }
 
-/* "forward u12" with prefix "forward u" -> 12; -1 otherwise. */
-static long unit_of(const char *label, const char *prefix)
-{
-    size_t n = strlen(prefix);
-    if (!label || strncmp(label, prefix, n))
-        return -1;
-    char *end;
-    long k = strtol(label + n, &end, 10);
-    return end != label + n && !*end ? k : -1;
-}
-
 static void on_compute(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
 {
     int r = rec->rank;
@@ -67,8 +56,8 @@ static void on_compute(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
         return;
     }
     c->steps.compute[wl_steps_at(it, r)] += d;
-    long f = unit_of(rec->label, "forward u"),
-         b = unit_of(rec->label, "backward u");
+    long f = wl_label_index(rec->label, "forward u"),
+         b = wl_label_index(rec->label, "backward u");
     if (f >= 0 && (size_t)f < c->nu)
         c->ut[(size_t)it * c->nu + (size_t)f].fwd_gap += gap;
     else if (b >= 0 && (size_t)b < c->nu)
@@ -83,9 +72,9 @@ static void on_coll(fsdp_collect_t *c, const herd_tl_rec_t *rec, long it)
     c->comm[wl_steps_at(it, r)] += (double)(rec->end_ns - rec->start_ns) * 1e-9;
     if (r != 0)
         return;
-    long g = unit_of(rec->label, "all_gather u"),
-         s = unit_of(rec->label, "reduce_scatter u"),
-         a = unit_of(rec->label, "all_reduce u");
+    long g = wl_label_index(rec->label, "all_gather u"),
+         s = wl_label_index(rec->label, "reduce_scatter u"),
+         a = wl_label_index(rec->label, "all_reduce u");
     fsdp_utime_t *ut = c->ut + (size_t)it * c->nu;
     if (g >= 0 && (size_t)g < c->nu)
         ut[g].ag++, ut[g].ag_bytes += rec->bytes;
