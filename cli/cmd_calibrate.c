@@ -25,7 +25,7 @@
 
 typedef struct cal_fit {
     int have;
-    int peer;                   /* rank measured against rank 0 */
+    int peer; /* rank measured against rank 0 */
     int nsizes;
     double bytes[CAL_MAX_SIZES];
     double secs[CAL_MAX_SIZES]; /* median one-way time */
@@ -37,7 +37,7 @@ typedef struct cal_args {
     uint64_t max_bytes;
     int iters;
     const char *out_path;
-    int nodes, ppn;             /* found by the run */
+    int nodes, ppn; /* found by the run */
     cal_fit_t intra, inter;
     double ar_bytes, ar_meas, ar_pred; /* ring all_reduce check */
     double beta_duplex; /* bandwidth the ring saw, sending and receiving */
@@ -364,9 +364,10 @@ static void report(const cal_args_t *a, FILE *out, FILE *log, int p)
     for (int k = 0; k < 2; k++) {
         if (!cls[k]->have)
             continue;
-        fprintf(log, "# %s (rank 0 <-> rank %d): alpha %.2f us, beta %.2f MB/s, "
-                "max residual %.1f%%\n", names[k], cls[k]->peer,
-                cls[k]->alpha * 1e6, cls[k]->beta / 1e6,
+        fprintf(log,
+                "# %s (rank 0 <-> rank %d): alpha %.2f us, beta %.2f MB/s, "
+                "max residual %.1f%%\n",
+                names[k], cls[k]->peer, cls[k]->alpha * 1e6, cls[k]->beta / 1e6,
                 cls[k]->max_resid * 100);
         for (int i = 0; i < cls[k]->nsizes; i++)
             fprintf(log, "#   %10.0f B  measured %10.2f us  fit %10.2f us\n",
@@ -374,24 +375,31 @@ static void report(const cal_args_t *a, FILE *out, FILE *log, int p)
                     (cls[k]->alpha + cls[k]->bytes[i] / cls[k]->beta) * 1e6);
     }
     if (p > 1)
-        fprintf(log, "# check: ring all_reduce of %.0f B: measured %.2f ms, "
-                "alpha-beta closed form %.2f ms (%+.1f%%)\n", a->ar_bytes,
-                a->ar_meas * 1e3, a->ar_pred * 1e3,
+        fprintf(log,
+                "# check: ring all_reduce of %.0f B: measured %.2f ms, "
+                "alpha-beta closed form %.2f ms (%+.1f%%)\n",
+                a->ar_bytes, a->ar_meas * 1e3, a->ar_pred * 1e3,
                 (a->ar_pred - a->ar_meas) / a->ar_meas * 100);
     if (p > 1)
         fprintf(log, "# duplex bandwidth fitted to the ring sweep: %.3f MB/s\n",
                 a->beta_duplex / 1e6);
     const cal_fit_t *f = a->inter.have ? &a->inter : &a->intra;
     for (int i = 0; i < a->nring; i++) {
-        double pred = 2.0 * (p - 1) * (f->alpha + a->ring_bytes[i] / p / f->beta);
-        fprintf(log, "#   ring %10.0f B  measured %10.3f ms  ping-pong fit %10.3f ms "
-                "(%+.1f%%)\n", a->ring_bytes[i], a->ring_secs[i] * 1e3,
-                pred * 1e3, (pred - a->ring_secs[i]) / a->ring_secs[i] * 100);
+        double pred =
+            2.0 * (p - 1) * (f->alpha + a->ring_bytes[i] / p / f->beta);
+        fprintf(
+            log,
+            "#   ring %10.0f B  measured %10.3f ms  ping-pong fit %10.3f ms "
+            "(%+.1f%%)\n",
+            a->ring_bytes[i], a->ring_secs[i] * 1e3, pred * 1e3,
+            (pred - a->ring_secs[i]) / a->ring_secs[i] * 100);
     }
-    fprintf(out, "# herd calibrate: %d ranks, %d node(s) x %d, ping-pong "
+    fprintf(out,
+            "# herd calibrate: %d ranks, %d node(s) x %d, ping-pong "
             "8 B .. %.0f B\ncluster:\n  nodes: %d\n  gpus_per_node: %d\n",
-            p, a->nodes, a->ppn, cls[0]->have ? cls[0]->bytes[cls[0]->nsizes - 1]
-                                               : cls[1]->bytes[cls[1]->nsizes - 1],
+            p, a->nodes, a->ppn,
+            cls[0]->have ? cls[0]->bytes[cls[0]->nsizes - 1]
+                         : cls[1]->bytes[cls[1]->nsizes - 1],
             a->nodes, a->ppn);
     if (a->comm_cpu) {
         fprintf(log,
@@ -460,14 +468,15 @@ int cli_calibrate_main(int argc, char **argv)
         return rc;
     if (!strcmp(engine, "sim"))
         return cli_usage_error("calibrate", "measures a real engine: use "
-                               "--engine tcp or nccl");
+                                            "--engine tcp or nccl");
     herd_init_t init = {.backend = engine, .timeout_s = 120};
     herd_comm_t *w = NULL;
     herd_status_t st = herd_comm_create(&init, &w);
     if (st != HERD_OK) {
-        fprintf(stderr, "herd calibrate: cannot start the %s engine: %s "
-                "(run under herd launch or herd testbed run)\n", engine,
-                herd_status_string(st));
+        fprintf(stderr,
+                "herd calibrate: cannot start the %s engine: %s "
+                "(run under herd launch or herd testbed run)\n",
+                engine, herd_status_string(st));
         return 1;
     }
     int p = herd_comm_size(w), me = herd_comm_rank(w);

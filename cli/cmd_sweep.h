@@ -27,9 +27,9 @@ typedef struct cli_sweep_args {
     int nfixed;
     cli_sweep_axis_t axes[SWEEP_MAX_AXES];
     int naxes, jobs, no_plot, quiet;
-    int jobs_set; /* --jobs given (else one per CPU, one under MPI) */
-    int no_mpi;   /* --no-mpi: run alone even under mpirun/srun */
-    double tolerance;              /* percent of the best step time */
+    int jobs_set;     /* --jobs given (else one per CPU, one under MPI) */
+    int no_mpi;       /* --no-mpi: run alone even under mpirun/srun */
+    double tolerance; /* percent of the best step time */
     char *storage[SWEEP_MAX_SETS]; /* strdup'd value lists */
     int nstorage;
 } cli_sweep_args_t;

@@ -99,8 +99,10 @@ static int parse_rates(const char *list, vopts_t *o)
         double bps;
         if (cli_parse_rate(r, &bps) || bps <= 0 || strlen(r) >= 32 ||
             strchr(r, '/'))
-            return cli_usage_error("validate", "--rates: bad rate '%s' (e.g. "
-                                   "50Mbit,200Mbit,1Gbit)", r);
+            return cli_usage_error("validate",
+                                   "--rates: bad rate '%s' (e.g. "
+                                   "50Mbit,200Mbit,1Gbit)",
+                                   r);
         o->rates[o->nrates] = bps;
         snprintf(o->rate_names[o->nrates], sizeof(o->rate_names[0]), "%s", r);
         o->nrates++;
@@ -129,8 +131,10 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
             o->nproc = (int)v;
         } else if (!strcmp(a, "--bandwidth") && more) {
             if (cli_parse_rate(argv[++i], &o->rate_bps) || o->rate_bps <= 0)
-                return cli_usage_error("validate", "bad --bandwidth '%s' "
-                                       "(e.g. 400Mbit)", argv[i]);
+                return cli_usage_error("validate",
+                                       "bad --bandwidth '%s' "
+                                       "(e.g. 400Mbit)",
+                                       argv[i]);
         } else if (!strcmp(a, "--calibrate-bytes") && more) {
             uint64_t b;
             if (cli_parse_bytes(argv[++i], &b) || b < 64)
@@ -143,8 +147,7 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
                 return cli_usage_error("validate", "at most %d --set options",
                                        V_MAX_SETS);
             o->sets[o->nsets++] = argv[++i];
-        }
-        else if (!strcmp(a, "--timeout") && more) {
+        } else if (!strcmp(a, "--timeout") && more) {
             if (cli_parse_double(argv[++i], &o->timeout_s) || o->timeout_s <= 0)
                 return cli_usage_error("validate", "bad --timeout");
         } else if (!strcmp(a, "--rates") && more) {
@@ -172,10 +175,10 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
         return cli_usage_error("validate", "needs SCENARIO and -o DIR");
     if (o->nrates && (o->nproc || o->rate_bps > 0))
         return cli_usage_error("validate", "--rates shapes the testbed: not "
-                               "with --nproc or --bandwidth");
+                                           "with --nproc or --bandwidth");
     if (o->nrates && o->calibration)
         return cli_usage_error("validate", "--rates calibrates each rate: "
-                               "not with --calibration");
+                                           "not with --calibration");
     if (o->python[0] && !o->torch)
         return cli_usage_error("validate", "--python goes with --torch");
     if (!o->python[0])
@@ -217,16 +220,18 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
     char why[256];
     testbed_cfg_t cur;
     if (testbed_probe(why, sizeof(why)) != HERD_OK) {
-        fprintf(stderr, "herd validate: %s; use --nproc N for local "
-                "processes\n", why);
+        fprintf(stderr,
+                "herd validate: %s; use --nproc N for local "
+                "processes\n",
+                why);
         return 77;
     }
     testbed_cfg_t cfg;
     memset(&cfg, 0, sizeof(cfg));
     cfg.hosts = o->world;
     for (int i = 0; i < cfg.hosts; i++)
-        cfg.rate_bps[i] = o->rate_bps > 0 ? o->rate_bps
-                                          : sc->sim.cluster.inter.bandwidth * 8;
+        cfg.rate_bps[i] =
+            o->rate_bps > 0 ? o->rate_bps : sc->sim.cluster.inter.bandwidth * 8;
     for (size_t k = 0; k < sc->nrank_ovr && o->rate_bps <= 0; k++)
         if (sc->rank_ovr[k].nic_factor > 0)
             cfg.rate_bps[sc->rank_ovr[k].rank] *= sc->rank_ovr[k].nic_factor;
@@ -239,8 +244,10 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
             return 0;
         /* Up with other links: what is measured must be what was asked. */
         if (testbed_down(why, sizeof(why)) != HERD_OK) {
-            fprintf(stderr, "herd validate: a testbed with other links is "
-                    "up and cannot be taken down: %s\n", why);
+            fprintf(stderr,
+                    "herd validate: a testbed with other links is "
+                    "up and cannot be taken down: %s\n",
+                    why);
             return 1;
         }
     }
@@ -254,7 +261,7 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
 
 /* argv for running `cmd...` on the real side (testbed or launcher). */
 int validate_real_argv(const vopts_t *o, const trace_scenario_t *sc,
-                     char **argv, char *slow, size_t slowlen)
+                       char **argv, char *slow, size_t slowlen)
 {
     int n = 0;
     argv[n++] = "herd";
@@ -304,8 +311,9 @@ int cli_validate_main(int argc, char **argv)
     trace_scenario_t *sc = NULL;
     if (load(&o, &sc) != HERD_OK)
         return 2;
-    o.world = o.nproc ? o.nproc : o.hosts ? o.hosts
-                                          : trace_scenario_world_size(sc);
+    o.world = o.nproc   ? o.nproc
+              : o.hosts ? o.hosts
+                        : trace_scenario_world_size(sc);
     rc = o.nrates ? validate_rates(&o, sc) : validate_steps(&o, sc, NULL);
     if (o.testbed_made && !o.keep)
         testbed_down(NULL, 0);

@@ -28,8 +28,8 @@ typedef struct vopts {
     char cal_bytes[32]; /* calibrate -e */
     char timeout_str[32];
     char self[1024];
-    int torch;          /* --torch: real PyTorch DDP is the measured side */
-    char python[1024];  /* --python (default /usr/bin/python3) */
+    int torch;         /* --torch: real PyTorch DDP is the measured side */
+    char python[1024]; /* --python (default /usr/bin/python3) */
     double rates[V_MAX_RATES]; /* --rates, bits/s */
     char rate_names[V_MAX_RATES][32];
     int nrates;
@@ -85,14 +85,14 @@ void validate_torch_version(const char *meas_dir, char *buf, size_t len);
 int validate_rates(vopts_t *o, const trace_scenario_t *sc);
 
 typedef struct validate_row {
-    char name[32];   /* collective ("step" for step rows) */
+    char name[32]; /* collective ("step" for step rows) */
     char algo[16];
     unsigned long long bytes;
     char label[64];
-    size_t n;        /* matched records */
+    size_t n;                /* matched records */
     double pred_us, meas_us; /* medians */
-    double err;      /* (pred - meas) / meas */
-    char rate[32];   /* --rates: the link rate of the run */
+    double err;              /* (pred - meas) / meas */
+    char rate[32];           /* --rates: the link rate of the run */
 } validate_row_t;
 
 struct validate_rows {

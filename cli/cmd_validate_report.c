@@ -229,8 +229,8 @@ static herd_status_t read_measured(const char *dir, int p,
         snprintf(path, sizeof(path), "%s/timeline-rank%d.json", dir, r);
         st = trace_timeline_read_chrome(path, &one, err, errlen);
         size_t n = st == HERD_OK ? trace_timeline_count(one) : 0;
-        const herd_tl_rec_t *recs = st == HERD_OK ? trace_timeline_recs(one)
-                                                  : NULL;
+        const herd_tl_rec_t *recs =
+            st == HERD_OK ? trace_timeline_recs(one) : NULL;
         for (size_t i = 0; st == HERD_OK && i < n; i++)
             st = trace_timeline_add(all, &recs[i]);
         trace_timeline_destroy(one);
@@ -250,8 +250,8 @@ herd_status_t validate_collect(const char *pred_json, const char *meas_dir,
     trace_timeline_t *pred = NULL, *meas = NULL;
     rec_key_t *pk = NULL, *mk = NULL;
     size_t np = 0, nm = 0;
-    herd_status_t st = trace_timeline_read_chrome(pred_json, &pred, err,
-                                                  errlen);
+    herd_status_t st =
+        trace_timeline_read_chrome(pred_json, &pred, err, errlen);
     if (st == HERD_OK)
         st = read_measured(meas_dir, p, &meas, err, errlen);
     if (st == HERD_OK) {
@@ -286,12 +286,12 @@ void validate_write_report(FILE *f, const char *scenario,
                            const validate_rows_t *rows, const char *setup,
                            double *median_out, double *p95_out)
 {
-    const validate_row_t **all =
-        malloc((rows->n ? rows->n : 1) * sizeof(*all));
+    const validate_row_t **all = malloc((rows->n ? rows->n : 1) * sizeof(*all));
     size_t k = 0;
     fprintf(f, "# herd validate: %s\n\n%s\n\n", scenario, setup);
-    fprintf(f, "| collective | algorithm | size | label | n | predicted (ms) "
-               "| measured (ms) | error |\n|---|---|---|---|---|---|---|---|\n");
+    fprintf(f,
+            "| collective | algorithm | size | label | n | predicted (ms) "
+            "| measured (ms) | error |\n|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < rows->n; i++) {
         const validate_row_t *w = &rows->rows[i];
         char size[32];

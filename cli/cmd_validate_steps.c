@@ -50,8 +50,7 @@ static int calibrate(vopts_t *o, const trace_scenario_t *sc)
         printf("validate: calibrating the links (log: %s)\n", log);
         fflush(stdout);
         if (validate_run_self(argv, log) != 0) {
-            fprintf(stderr, "herd validate: calibration failed, see %s\n",
-                    log);
+            fprintf(stderr, "herd validate: calibration failed, see %s\n", log);
             return 1;
         }
     }
@@ -60,8 +59,8 @@ static int calibrate(vopts_t *o, const trace_scenario_t *sc)
         fprintf(stderr, "herd validate: %s\n", err);
         return 1;
     }
-    const herd_link_t *l = o->nproc ? &cal->sim.cluster.intra
-                                    : &cal->sim.cluster.inter;
+    const herd_link_t *l =
+        o->nproc ? &cal->sim.cluster.intra : &cal->sim.cluster.inter;
     const char *cls = o->nproc ? "intra" : "inter";
     snprintf(o->cal_sets[0], sizeof(o->cal_sets[0]),
              "cluster.%s.bandwidth=%.6fMB/s", cls, l->bandwidth / 1e6);
@@ -140,8 +139,8 @@ static int ddp_trace(const vopts_t *o, vwork_t *w)
     return 0;
 }
 
-static int workloads(const vopts_t *o, const trace_scenario_t *sc,
-                     vwork_t *wl, int *nwl)
+static int workloads(const vopts_t *o, const trace_scenario_t *sc, vwork_t *wl,
+                     int *nwl)
 {
     *nwl = 0;
     if (sc->wl_kind == TRACE_WL_SWEEP)
@@ -268,8 +267,8 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
     double e2e[4] = {0, 0, 0, 0};
     path_join(pred, sizeof(pred), dir, "predicted/timeline.json");
     path_join(mdir, sizeof(mdir), dir, "measured");
-    herd_status_t st = validate_collect(pred, mdir, o->world, rows, e2e, err,
-                                        sizeof(err));
+    herd_status_t st =
+        validate_collect(pred, mdir, o->world, rows, e2e, err, sizeof(err));
     if (st == HERD_OK && o->torch)
         st = validate_torch_step_rows(pred, mdir, o->world, rows, err,
                                       sizeof(err));
@@ -277,8 +276,10 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
         fprintf(stderr, "herd validate: %s: %s\n", w->name, err);
         return 1;
     }
-    fprintf(sum, "- `%s`: end to end predicted %.3f s, measured %.3f s "
-            "(%+.1f%%)", w->name, e2e[0], e2e[1],
+    fprintf(sum,
+            "- `%s`: end to end predicted %.3f s, measured %.3f s "
+            "(%+.1f%%)",
+            w->name, e2e[0], e2e[1],
             e2e[1] > 0 ? (e2e[0] - e2e[1]) / e2e[1] * 100 : 0);
     if (e2e[2] > 0 && e2e[3] > 0)
         fprintf(sum, "; step time predicted %.3f s, measured %.3f s (%+.1f%%)",
@@ -287,8 +288,8 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
             w->name, w->name);
     if (e2e[2] > 0 && e2e[3] > 0)
         printf("validate: %s: step time predicted %.3f s, measured %.3f s "
-               "(%+.1f%%)\n", w->name, e2e[2], e2e[3],
-               (e2e[2] - e2e[3]) / e2e[3] * 100);
+               "(%+.1f%%)\n",
+               w->name, e2e[2], e2e[3], (e2e[2] - e2e[3]) / e2e[3] * 100);
     return 0;
 }
 
@@ -314,8 +315,7 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
         return 1;
     fprintf(sum, "Real side: %s with %d ranks%s; simulator: %s%s.\n\n",
             o->nproc ? "local processes (herd launch)" : "the testbed",
-            o->world,
-            o->torch ? ", measured by real PyTorch DDP (gloo)" : "",
+            o->world, o->torch ? ", measured by real PyTorch DDP (gloo)" : "",
             o->ncal ? "calibrated link " : "the scenario's links",
             o->ncal ? o->cal_sets[0] : "");
     for (int i = 0; i < nwl && rc == 0; i++)
@@ -324,9 +324,11 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
         char mdir[1024], ver[64];
         snprintf(mdir, sizeof(mdir), "%s/%s/measured", o->out, wl[0].name);
         validate_torch_version(mdir, ver, sizeof(ver));
-        fprintf(sum, "- measured with %s (%s), one rank per host; the "
+        fprintf(sum,
+                "- measured with %s (%s), one rank per host; the "
                 "model: the scenario's parameters, computing for the "
-                "times herd models\n", ver, o->python);
+                "times herd models\n",
+                ver, o->python);
     }
     fclose(sum);
     if (rc == 0) {
@@ -341,7 +343,8 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
             fclose(f);
             printf("validate: report in %s\n", path);
             printf("validate: %zu rows, median |error| %.1f%%, p95 |error| "
-                   "%.1f%%\n", rows.n, med * 100, p95 * 100);
+                   "%.1f%%\n",
+                   rows.n, med * 100, p95 * 100);
         }
     }
     for (size_t i = 0; rc == 0 && all_rows && i < rows.n; i++)

@@ -56,8 +56,8 @@ static herd_status_t check_sizes(herd_comm_t *c, const core_coll_args_t *a)
     const char *name = herd_coll_name(a->coll);
     size_t es = herd_dtype_size(a->dtype);
     if (es == 0)
-        return core_comm_error(c, HERD_ERR_INVALID_ARG,
-                               "%s: unknown dtype %d", name, (int)a->dtype);
+        return core_comm_error(c, HERD_ERR_INVALID_ARG, "%s: unknown dtype %d",
+                               name, (int)a->dtype);
     uint64_t p = (uint64_t)c->size;
     if (a->count > SIZE_MAX / es / (p ? p : 1))
         return core_comm_error(c, HERD_ERR_OVERFLOW,
@@ -73,13 +73,11 @@ static herd_status_t check_args(herd_comm_t *c, const core_coll_args_t *a)
     if (st != HERD_OK)
         return st;
     if (has_root(a->coll) && (a->root < 0 || a->root >= c->size))
-        return core_comm_error(c, HERD_ERR_INVALID_ARG,
-                               "%s: %s %d out of range [0, %d)", name,
-                               a->coll == HERD_COLL_SEND ||
-                                       a->coll == HERD_COLL_RECV
-                                   ? "peer"
-                                   : "root",
-                               a->root, c->size);
+        return core_comm_error(
+            c, HERD_ERR_INVALID_ARG, "%s: %s %d out of range [0, %d)", name,
+            a->coll == HERD_COLL_SEND || a->coll == HERD_COLL_RECV ? "peer"
+                                                                   : "root",
+            a->root, c->size);
     if ((a->coll == HERD_COLL_SEND || a->coll == HERD_COLL_RECV) &&
         a->root == c->rank)
         return core_comm_error(c, HERD_ERR_INVALID_ARG,
@@ -144,22 +142,21 @@ herd_status_t core_coll_post(herd_comm_t *c, core_coll_args_t *a,
 
 #define ARGS(...) ((core_coll_args_t){__VA_ARGS__})
 
-herd_status_t herd_all_reduce(herd_comm_t *c, const void *s, void *r,
-                              size_t n, herd_dtype_t d, herd_op_t op,
-                              herd_req_t **req)
+herd_status_t herd_all_reduce(herd_comm_t *c, const void *s, void *r, size_t n,
+                              herd_dtype_t d, herd_op_t op, herd_req_t **req)
 {
-    core_coll_args_t a = ARGS(.coll = HERD_COLL_ALL_REDUCE, .sendbuf = s,
-                              .recvbuf = r, .count = n, .dtype = d, .op = op,
-                              .root = -1);
+    core_coll_args_t a =
+        ARGS(.coll = HERD_COLL_ALL_REDUCE, .sendbuf = s, .recvbuf = r,
+             .count = n, .dtype = d, .op = op, .root = -1);
     return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_broadcast(herd_comm_t *c, void *buf, size_t n,
                              herd_dtype_t d, int root, herd_req_t **req)
 {
-    core_coll_args_t a = ARGS(.coll = HERD_COLL_BROADCAST, .sendbuf = buf,
-                              .recvbuf = buf, .count = n, .dtype = d,
-                              .root = root);
+    core_coll_args_t a =
+        ARGS(.coll = HERD_COLL_BROADCAST, .sendbuf = buf, .recvbuf = buf,
+             .count = n, .dtype = d, .root = root);
     return core_coll_post(c, &a, req);
 }
 
@@ -167,36 +164,35 @@ herd_status_t herd_reduce(herd_comm_t *c, const void *s, void *r, size_t n,
                           herd_dtype_t d, herd_op_t op, int root,
                           herd_req_t **req)
 {
-    core_coll_args_t a = ARGS(.coll = HERD_COLL_REDUCE, .sendbuf = s,
-                              .recvbuf = r, .count = n, .dtype = d, .op = op,
-                              .root = root);
+    core_coll_args_t a =
+        ARGS(.coll = HERD_COLL_REDUCE, .sendbuf = s, .recvbuf = r, .count = n,
+             .dtype = d, .op = op, .root = root);
     return core_coll_post(c, &a, req);
 }
 
-herd_status_t herd_all_gather(herd_comm_t *c, const void *s, void *r,
-                              size_t n, herd_dtype_t d, herd_req_t **req)
+herd_status_t herd_all_gather(herd_comm_t *c, const void *s, void *r, size_t n,
+                              herd_dtype_t d, herd_req_t **req)
 {
     core_coll_args_t a = ARGS(.coll = HERD_COLL_ALL_GATHER, .sendbuf = s,
-                              .recvbuf = r, .count = n, .dtype = d,
-                              .root = -1);
+                              .recvbuf = r, .count = n, .dtype = d, .root = -1);
     return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_gather(herd_comm_t *c, const void *s, void *r, size_t n,
                           herd_dtype_t d, int root, herd_req_t **req)
 {
-    core_coll_args_t a = ARGS(.coll = HERD_COLL_GATHER, .sendbuf = s,
-                              .recvbuf = r, .count = n, .dtype = d,
-                              .root = root);
+    core_coll_args_t a =
+        ARGS(.coll = HERD_COLL_GATHER, .sendbuf = s, .recvbuf = r, .count = n,
+             .dtype = d, .root = root);
     return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_scatter(herd_comm_t *c, const void *s, void *r, size_t n,
                            herd_dtype_t d, int root, herd_req_t **req)
 {
-    core_coll_args_t a = ARGS(.coll = HERD_COLL_SCATTER, .sendbuf = s,
-                              .recvbuf = r, .count = n, .dtype = d,
-                              .root = root);
+    core_coll_args_t a =
+        ARGS(.coll = HERD_COLL_SCATTER, .sendbuf = s, .recvbuf = r, .count = n,
+             .dtype = d, .root = root);
     return core_coll_post(c, &a, req);
 }
 
@@ -204,25 +200,24 @@ herd_status_t herd_reduce_scatter(herd_comm_t *c, const void *s, void *r,
                                   size_t n, herd_dtype_t d, herd_op_t op,
                                   herd_req_t **req)
 {
-    core_coll_args_t a = ARGS(.coll = HERD_COLL_REDUCE_SCATTER, .sendbuf = s,
-                              .recvbuf = r, .count = n, .dtype = d, .op = op,
-                              .root = -1);
+    core_coll_args_t a =
+        ARGS(.coll = HERD_COLL_REDUCE_SCATTER, .sendbuf = s, .recvbuf = r,
+             .count = n, .dtype = d, .op = op, .root = -1);
     return core_coll_post(c, &a, req);
 }
 
-herd_status_t herd_all_to_all(herd_comm_t *c, const void *s, void *r,
-                              size_t n, herd_dtype_t d, herd_req_t **req)
+herd_status_t herd_all_to_all(herd_comm_t *c, const void *s, void *r, size_t n,
+                              herd_dtype_t d, herd_req_t **req)
 {
     core_coll_args_t a = ARGS(.coll = HERD_COLL_ALL_TO_ALL, .sendbuf = s,
-                              .recvbuf = r, .count = n, .dtype = d,
-                              .root = -1);
+                              .recvbuf = r, .count = n, .dtype = d, .root = -1);
     return core_coll_post(c, &a, req);
 }
 
 herd_status_t herd_barrier(herd_comm_t *c, herd_req_t **req)
 {
-    core_coll_args_t a = ARGS(.coll = HERD_COLL_BARRIER, .dtype = HERD_UINT8,
-                              .root = -1);
+    core_coll_args_t a =
+        ARGS(.coll = HERD_COLL_BARRIER, .dtype = HERD_UINT8, .root = -1);
     return core_coll_post(c, &a, req);
 }
 
@@ -230,8 +225,7 @@ herd_status_t herd_send(herd_comm_t *c, const void *buf, size_t n,
                         herd_dtype_t d, int peer, int tag, herd_req_t **req)
 {
     core_coll_args_t a = ARGS(.coll = HERD_COLL_SEND, .sendbuf = buf,
-                              .count = n, .dtype = d, .root = peer,
-                              .tag = tag);
+                              .count = n, .dtype = d, .root = peer, .tag = tag);
     return core_coll_post(c, &a, req);
 }
 
@@ -239,7 +233,6 @@ herd_status_t herd_recv(herd_comm_t *c, void *buf, size_t n, herd_dtype_t d,
                         int peer, int tag, herd_req_t **req)
 {
     core_coll_args_t a = ARGS(.coll = HERD_COLL_RECV, .recvbuf = buf,
-                              .count = n, .dtype = d, .root = peer,
-                              .tag = tag);
+                              .count = n, .dtype = d, .root = peer, .tag = tag);
     return core_coll_post(c, &a, req);
 }

@@ -25,17 +25,19 @@ static const herd_engine_ops_t *const engine_table[] = {
 #endif
 };
 
-static const char *const engine_names[] = {
-    "sim", "tcp",
+static const char *const engine_names[] = {"sim", "tcp",
 #ifdef HERD_HAVE_NCCL
-    "nccl",
+                                           "nccl",
 #endif
 #ifdef HERD_HAVE_MPI
-    "mpi",
+                                           "mpi",
 #endif
-    NULL};
+                                           NULL};
 
-const char *const *herd_engine_names(void) { return engine_names; }
+const char *const *herd_engine_names(void)
+{
+    return engine_names;
+}
 
 /* Names PyTorch users type for an engine herd has under another name:
  * torch.distributed's CPU backend is Gloo, over TCP like ours. */
@@ -77,8 +79,8 @@ void core_engine_describe(char *buf, size_t len)
          i++) {
         const char *name = engine_table[i]->name;
         if (o < len)
-            o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
-                                  name);
+            o +=
+                (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", name);
         for (size_t k = 0;
              k < sizeof(engine_aliases) / sizeof(engine_aliases[0]); k++)
             if (o < len && !strcmp(engine_aliases[k].engine, name))
@@ -139,8 +141,8 @@ void core_comm_inherit(herd_comm_t *child, const herd_comm_t *parent)
     child->tl_arg = parent->tl_arg;
 }
 
-herd_status_t core_comm_error(herd_comm_t *c, herd_status_t st,
-                              const char *fmt, ...)
+herd_status_t core_comm_error(herd_comm_t *c, herd_status_t st, const char *fmt,
+                              ...)
 {
     if (!c)
         return st;
@@ -204,7 +206,8 @@ uint64_t core_args_send_count(const core_coll_args_t *a, int p)
 
 uint64_t core_args_recv_count(const core_coll_args_t *a, int p)
 {
-    return a->coll == HERD_COLL_ALL_GATHER_V || a->coll == HERD_COLL_ALL_TO_ALL_V
+    return a->coll == HERD_COLL_ALL_GATHER_V ||
+                   a->coll == HERD_COLL_ALL_TO_ALL_V
                ? a->vtotal
                : core_coll_recv_count(a->coll, a->count, p);
 }
@@ -251,7 +254,7 @@ int core_env_int(const char *name, int fallback)
     char *end;
     long x = strtol(v, &end, 10);
     return (*end == '\0' && x >= -2147483647L && x <= 2147483647L) ? (int)x
-                                                                    : fallback;
+                                                                   : fallback;
 }
 
 herd_status_t core_host_alloc(herd_comm_t *comm, size_t bytes, void **out)

@@ -163,8 +163,7 @@ static herd_status_t check_desc(const core_sched_desc_t *d)
         return HERD_ERR_INVALID_ARG;
     if (core_coll_is_v(d->coll) &&
         (!d->counts || (d->coll == HERD_COLL_ALL_TO_ALL_V && !d->recv_counts) ||
-         (d->coll != HERD_COLL_ALL_TO_ALL_V &&
-          d->counts[d->rank] != d->count)))
+         (d->coll != HERD_COLL_ALL_TO_ALL_V && d->counts[d->rank] != d->count)))
         return HERD_ERR_INVALID_ARG;
     int rooted = d->coll == HERD_COLL_BROADCAST ||
                  d->coll == HERD_COLL_REDUCE || d->coll == HERD_COLL_GATHER ||
@@ -198,8 +197,7 @@ static herd_status_t dispatch(core_alg_t *a)
         return lower_single(a);
     if (a->d->coll == HERD_COLL_BARRIER)
         return core_algo_barrier(a);
-    if (core_coll_is_v(a->d->coll) ||
-        a->d->coll == HERD_COLL_MONITORED_BARRIER)
+    if (core_coll_is_v(a->d->coll) || a->d->coll == HERD_COLL_MONITORED_BARRIER)
         return core_algo_v(a);
     switch (a->d->algo) {
     case HERD_ALGO_RING:

@@ -36,11 +36,17 @@ typedef struct alias {
     int value;
 } alias_t;
 
-static const alias_t dtype_aliases[] = {
-    {"char", HERD_INT8},      {"fp16", HERD_FLOAT16}, {"half", HERD_FLOAT16},
-    {"bf16", HERD_BFLOAT16},  {"fp32", HERD_FLOAT32}, {"float", HERD_FLOAT32},
-    {"fp64", HERD_FLOAT64},   {"double", HERD_FLOAT64}, {"int", HERD_INT32},
-    {"long", HERD_INT64},     {NULL, 0}};
+static const alias_t dtype_aliases[] = {{"char", HERD_INT8},
+                                        {"fp16", HERD_FLOAT16},
+                                        {"half", HERD_FLOAT16},
+                                        {"bf16", HERD_BFLOAT16},
+                                        {"fp32", HERD_FLOAT32},
+                                        {"float", HERD_FLOAT32},
+                                        {"fp64", HERD_FLOAT64},
+                                        {"double", HERD_FLOAT64},
+                                        {"int", HERD_INT32},
+                                        {"long", HERD_INT64},
+                                        {NULL, 0}};
 static const alias_t op_aliases[] = {
     {"product", HERD_PRODUCT}, {"mean", HERD_AVG}, {NULL, 0}};
 static const alias_t coll_aliases[] = {
@@ -53,8 +59,8 @@ static const alias_t coll_aliases[] = {
     {"all_to_all_single", HERD_COLL_ALL_TO_ALL_V},
     {NULL, 0}};
 static const alias_t algo_aliases[] = {
-    {"halving_doubling", HERD_ALGO_RHD}, {"hd", HERD_ALGO_RHD},
-    {"pairwise", HERD_ALGO_DIRECT},      {"hierarchical", HERD_ALGO_HIER},
+    {"halving_doubling", HERD_ALGO_RHD},  {"hd", HERD_ALGO_RHD},
+    {"pairwise", HERD_ALGO_DIRECT},       {"hierarchical", HERD_ALGO_HIER},
     {"recursive_doubling", HERD_ALGO_RD}, {NULL, 0}};
 
 #define NAME_OF(table, n, v) ((unsigned)(v) < (n) ? (table)[(v)] : "unknown")
@@ -67,7 +73,10 @@ const char *herd_dtype_name(herd_dtype_t d)
 {
     return NAME_OF(dtype_names, HERD_DTYPE_COUNT, d);
 }
-const char *herd_op_name(herd_op_t o) { return NAME_OF(op_names, HERD_OP_COUNT, o); }
+const char *herd_op_name(herd_op_t o)
+{
+    return NAME_OF(op_names, HERD_OP_COUNT, o);
+}
 const char *herd_coll_name(herd_coll_t c)
 {
     return NAME_OF(coll_names, HERD_COLL_COUNT, c);
@@ -95,14 +104,14 @@ static herd_status_t parse_name(const char *name, const char *const *names,
     return HERD_ERR_NOT_FOUND;
 }
 
-#define DEFINE_PARSE(fn, type, names, n, aliases)                             \
-    herd_status_t fn(const char *name, type *out)                             \
-    {                                                                         \
-        int v;                                                                \
-        herd_status_t st = parse_name(name, names, n, aliases, &v);           \
-        if (st == HERD_OK)                                                    \
-            *out = (type)v;                                                   \
-        return st;                                                            \
+#define DEFINE_PARSE(fn, type, names, n, aliases)                              \
+    herd_status_t fn(const char *name, type *out)                              \
+    {                                                                          \
+        int v;                                                                 \
+        herd_status_t st = parse_name(name, names, n, aliases, &v);            \
+        if (st == HERD_OK)                                                     \
+            *out = (type)v;                                                    \
+        return st;                                                             \
     }
 
 DEFINE_PARSE(herd_dtype_parse, herd_dtype_t, dtype_names, HERD_DTYPE_COUNT,

@@ -137,8 +137,8 @@ static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
     if (t < 1.8e19 && sim_push(w, w->now + (uint64_t)llround(t), SIM_EV_TIMEOUT,
                                0, inst) == HERD_OK)
         inst->timeout_queued = 1;
-    if (w->sym && sim_sym_candidate(w, inst, sym_rotational(w, inst)) !=
-                      HERD_OK)
+    if (w->sym &&
+        sim_sym_candidate(w, inst, sym_rotational(w, inst)) != HERD_OK)
         return HERD_ERR_NO_MEMORY; /* the instance stays for the teardown */
     *out = inst;
     return HERD_OK;
@@ -199,10 +199,9 @@ static sim_diag_class_t compare_args(sim_inst_t *inst, int m,
     if (ref->coll != a->coll)
         return SIM_DIAG_COLL_MISMATCH;
     if (core_coll_is_v(a->coll))
-        return ref->dtype != a->dtype ? SIM_DIAG_DTYPE_MISMATCH
-               : has_op(a->coll) && ref->op != a->op
-                   ? SIM_DIAG_COLL_MISMATCH
-                   : compare_v(inst, m, a);
+        return ref->dtype != a->dtype                ? SIM_DIAG_DTYPE_MISMATCH
+               : has_op(a->coll) && ref->op != a->op ? SIM_DIAG_COLL_MISMATCH
+                                                     : compare_v(inst, m, a);
     if (ref->count != a->count)
         return SIM_DIAG_SIZE_MISMATCH;
     if (ref->dtype != a->dtype)

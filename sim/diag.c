@@ -199,9 +199,9 @@ static const char *op_type(herd_coll_t c)
 {
     /* torch's OpType names; the *_v kinds are what torch runs them as */
     static const char *const names[HERD_COLL_COUNT] = {
-        "ALLREDUCE", "BROADCAST",      "REDUCE",        "ALLGATHER",
-        "GATHER",    "SCATTER",        "REDUCE_SCATTER", "ALLTOALL",
-        "BARRIER",   "SEND",           "RECV",          "ALLGATHER",
+        "ALLREDUCE",      "BROADCAST",     "REDUCE",         "ALLGATHER",
+        "GATHER",         "SCATTER",       "REDUCE_SCATTER", "ALLTOALL",
+        "BARRIER",        "SEND",          "RECV",           "ALLGATHER",
         "REDUCE_SCATTER", "ALLTOALL_BASE", "BARRIER"};
     return (unsigned)c < HERD_COLL_COUNT ? names[c] : "UNKNOWN";
 }
@@ -330,8 +330,8 @@ static void summary_text(FILE *f, const sim_world_t *w, const sim_diag_t *d,
 }
 
 /* A run ended by opts.stop (an interrupt): where it was, not a class. */
-static void interrupted_text(FILE *f, const sim_world_t *w,
-                             const sim_diag_t *d, const sim_inst_t *inst)
+static void interrupted_text(FILE *f, const sim_world_t *w, const sim_diag_t *d,
+                             const sim_inst_t *inst)
 {
     fprintf(f,
             "herd sim: interrupted at t=%.9f s (%llu events): a partial "

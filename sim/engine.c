@@ -56,8 +56,10 @@ static void stack_check(sim_world_t *w, sim_rank_t *r)
 {
     if (!sim_ctx_overflowed(&r->ctx))
         return;
-    fprintf(stderr, "herd sim: rank %d overflowed its %zu KiB stack; raise "
-            "herd_sim_opts_t.stack_bytes\n", r->id, w->stacks.stack_len >> 10);
+    fprintf(stderr,
+            "herd sim: rank %d overflowed its %zu KiB stack; raise "
+            "herd_sim_opts_t.stack_bytes\n",
+            r->id, w->stacks.stack_len >> 10);
     abort();
 }
 
@@ -171,8 +173,7 @@ void sim_req_timeline(sim_world_t *w, const sim_req_t *req)
                          .end_ns = w->now,
                          .label = a->label,
                          .status = req->status};
-    rec.bytes = core_args_send_count(a, req->gsize) *
-                herd_dtype_size(a->dtype);
+    rec.bytes = core_args_send_count(a, req->gsize) * herd_dtype_size(a->dtype);
     if (req->kind != SIM_REQ_COLL)
         rec.peer = req->peer_world;
     if (req->tl_cb)
@@ -275,8 +276,8 @@ static void watch(sim_world_t *w)
 static void run_loop(sim_world_t *w)
 {
     w->wall0 = wall_s();
-    w->wall_next = w->wall0 + (w->opts.progress_s > 0 ? w->opts.progress_s
-                                                      : 0.5);
+    w->wall_next =
+        w->wall0 + (w->opts.progress_s > 0 ? w->opts.progress_s : 0.5);
     int watched = w->opts.stop || w->opts.progress_cb;
     uint64_t next_watch = 4096;
     while (w->live > 0 && w->end_status == HERD_OK) {

@@ -488,10 +488,8 @@ static herd_status_t setup_buffers(sim_exec_t *x, const sim_req_t *req)
     int p = x->inst->p;
     x->buf[CORE_BUF_IN] = (uint8_t *)(uintptr_t)a->sendbuf;
     x->buf[CORE_BUF_OUT] = a->recvbuf;
-    x->buflen[CORE_BUF_IN] =
-        a->sendbuf ? core_args_send_count(a, p) : 0;
-    x->buflen[CORE_BUF_OUT] =
-        a->recvbuf ? core_args_recv_count(a, p) : 0;
+    x->buflen[CORE_BUF_IN] = a->sendbuf ? core_args_send_count(a, p) : 0;
+    x->buflen[CORE_BUF_OUT] = a->recvbuf ? core_args_recv_count(a, p) : 0;
     x->buflen[CORE_BUF_SCRATCH] = x->s.scratch_count; /* real only */
     if (!x->real)
         return HERD_OK;

@@ -100,8 +100,8 @@ typedef struct sim_evq_lane {
 
 typedef struct sim_evq {
     sim_ev_t *heap;
-    size_t hn, cap; /* heap entries, allocated */
-    size_t n;       /* events queued, heap and lanes */
+    size_t hn, cap;  /* heap entries, allocated */
+    size_t n;        /* events queued, heap and lanes */
     uint64_t next_t; /* the earliest one's time, when n > 0 (asked for at
                         every turn of the loop, so kept, not searched) */
     uint64_t next_seq;
@@ -259,11 +259,11 @@ struct sim_world {
     /* progress of a long run (opts.progress_cb, opts.stop) */
     uint64_t steps_done, steps_total; /* schedule steps of the collectives
                                          posted */
-    double wall0, wall_next; /* CLOCK_MONOTONIC: start, next report */
-    int interrupted;         /* *opts.stop ended the run */
-    struct sim_sym *sym;     /* the symmetry shortcut (sim/sym.h); NULL:
-                                off for this world */
-    size_t flight_max;       /* HERD_FLIGHT_ENTRIES, read at the first op */
+    double wall0, wall_next;          /* CLOCK_MONOTONIC: start, next report */
+    int interrupted;                  /* *opts.stop ended the run */
+    struct sim_sym *sym; /* the symmetry shortcut (sim/sym.h); NULL:
+                            off for this world */
+    size_t flight_max;   /* HERD_FLIGHT_ENTRIES, read at the first op */
     int flight_read;
 };
 
@@ -432,7 +432,7 @@ typedef struct sim_flow {
         uint32_t rconn; /* collective: the receiver's connection + 1 for
                            these messages (0: looked up on delivery) */
     };
-    void *payload;          /* real buffers: the message */
+    void *payload; /* real buffers: the message */
     struct sim_flow *next_free;
 } sim_flow_t;
 

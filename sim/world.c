@@ -138,8 +138,7 @@ static herd_status_t ranks_init(sim_world_t *w)
         r->id = i;
         rank_opts(w, r);
         herd_status_t st =
-            sim_ctx_create(&r->ctx, &w->stacks, &w->sched, sim_rank_entry,
-                           r);
+            sim_ctx_create(&r->ctx, &w->stacks, &w->sched, sim_rank_entry, r);
         if (st == HERD_OK)
             st = sim_comm_new(w, r, i, w->n, 0, NULL, NULL, &r->world_comm);
         if (st == HERD_OK)

@@ -81,8 +81,8 @@ static int calls_prog(herd_comm_t *w, void *arg)
               herd_alloc(w, n * 4, (void **)&out) != HERD_OK;
     bad |= cudaMemcpy(in, host, n * 4, cudaMemcpyHostToDevice) != cudaSuccess;
     bad |= herd_all_gather_v(w, in, out, cnt, HERD_INT32, NULL) != HERD_OK;
-    bad |= herd_reduce_scatter_v(w, out, in, cnt, HERD_INT32, HERD_SUM,
-                                 NULL) != HERD_OK;
+    bad |= herd_reduce_scatter_v(w, out, in, cnt, HERD_INT32, HERD_SUM, NULL) !=
+           HERD_OK;
     bad |= herd_all_to_all_v(w, in, n, NULL, out, n, cnt, HERD_INT32, NULL) !=
            HERD_OK;
     const void *s[1] = {out};
@@ -136,8 +136,8 @@ static int bitwise_prog(herd_comm_t *w, void *arg)
 {
     int32_t *dev = NULL;
     herd_alloc(w, 64, (void **)&dev);
-    herd_status_t st = herd_all_reduce(w, dev, dev, 16, HERD_INT32, HERD_BXOR,
-                                       NULL);
+    herd_status_t st =
+        herd_all_reduce(w, dev, dev, 16, HERD_INT32, HERD_BXOR, NULL);
     int ok = st == HERD_ERR_UNSUPPORTED &&
              strstr(herd_last_error(w), "bitwise") != NULL;
     herd_free(w, dev);

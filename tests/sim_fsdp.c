@@ -410,8 +410,8 @@ START_TEST(test_gloo_blocks)
     ck_assert_int_gt(s.nsteady, 0);
     ck_assert_msg(s.overlap < 1e-9, "overlap %g", s.overlap);
     ck_assert_msg(fabs(s.step_s - s.compute_s - s.comm_s) < 1e-6 * s.step_s,
-                  "step %g s, compute %g s + comm %g s", s.step_s,
-                  s.compute_s, s.comm_s);
+                  "step %g s, compute %g s + comm %g s", s.step_s, s.compute_s,
+                  s.comm_s);
     for (size_t u = 1; u < r.job->units.n; u++) {
         fsdp_utime_t t;
         fsdp_collect_unit(r.col, u, &t);

@@ -51,14 +51,22 @@ static void fr_coll_name(const char *prof, char *out, size_t len)
     const char *op = colon ? colon + 1 : prof;
     static const struct {
         const char *stem, *name;
-    } map[] = {{"allreduce", "all_reduce"},   {"all_reduce", "all_reduce"},
-               {"_allgather", "all_gather"},  {"allgather", "all_gather"},
-               {"all_gather", "all_gather"},  {"_reduce_scatter", "reduce_scatter"},
-               {"reduce_scatter", "reduce_scatter"}, {"alltoall", "all_to_all"},
-               {"all_to_all", "all_to_all"},  {"broadcast", "broadcast"},
-               {"reduce", "reduce"},          {"barrier", "barrier"},
-               {"gather", "gather"},          {"scatter", "scatter"},
-               {"send", "send"},              {"recv", "recv"}};
+    } map[] = {{"allreduce", "all_reduce"},
+               {"all_reduce", "all_reduce"},
+               {"_allgather", "all_gather"},
+               {"allgather", "all_gather"},
+               {"all_gather", "all_gather"},
+               {"_reduce_scatter", "reduce_scatter"},
+               {"reduce_scatter", "reduce_scatter"},
+               {"alltoall", "all_to_all"},
+               {"all_to_all", "all_to_all"},
+               {"broadcast", "broadcast"},
+               {"reduce", "reduce"},
+               {"barrier", "barrier"},
+               {"gather", "gather"},
+               {"scatter", "scatter"},
+               {"send", "send"},
+               {"recv", "recv"}};
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (!strncmp(op, map[i].stem, strlen(map[i].stem))) {
             snprintf(out, len, "%s", map[i].name);
@@ -72,10 +80,10 @@ static const char *fr_dtype(const char *t)
 {
     static const struct {
         const char *pt, *herd;
-    } map[] = {{"Float", "float32"}, {"Half", "float16"},
+    } map[] = {{"Float", "float32"},     {"Half", "float16"},
                {"BFloat16", "bfloat16"}, {"Double", "float64"},
-               {"Int", "int32"},     {"Long", "int64"},
-               {"Char", "int8"},     {"Byte", "uint8"}};
+               {"Int", "int32"},         {"Long", "int64"},
+               {"Char", "int8"},         {"Byte", "uint8"}};
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (!strcmp(t, map[i].pt))
             return map[i].herd;
@@ -142,9 +150,9 @@ static const json_t *fr_group_cfg(const json_t *pgc, const char *name)
         if (nm && !strcmp(nm, name))
             return v;
     }
-    return json_object_size(pgc) == 1 ? json_object_iter_value(
-                                             json_object_iter((json_t *)pgc))
-                                       : NULL;
+    return json_object_size(pgc) == 1
+               ? json_object_iter_value(json_object_iter((json_t *)pgc))
+               : NULL;
 }
 
 /* pg_status[pg_id].last_completed_collective ("5" or 5), or -1. */
@@ -161,8 +169,8 @@ static json_int_t fr_last_completed(const json_t *root, json_int_t pg)
 }
 
 static herd_status_t fr_entry(const json_t *root, const json_t *e, size_t idx,
-                              const char *path, json_t *entries,
-                              json_t *groups, char *err, size_t errlen)
+                              const char *path, json_t *entries, json_t *groups,
+                              char *err, size_t errlen)
 {
     const json_t *pgc = json_object_get(root, "pg_config");
     const char *prof = json_string_value(json_object_get(e, "profiling_name"));
@@ -170,8 +178,10 @@ static herd_status_t fr_entry(const json_t *root, const json_t *e, size_t idx,
     json_t *seq = json_object_get(e, "collective_seq_id");
     if (!json_is_object(e) || !prof || !json_is_integer(pg) ||
         !json_is_integer(seq)) {
-        snprintf(err, errlen, "%s: entries[%zu]: expected profiling_name, "
-                 "pg_id and collective_seq_id", path, idx);
+        snprintf(err, errlen,
+                 "%s: entries[%zu]: expected profiling_name, "
+                 "pg_id and collective_seq_id",
+                 path, idx);
         return HERD_ERR_PARSE;
     }
     char coll[64];
@@ -180,22 +190,22 @@ static herd_status_t fr_entry(const json_t *root, const json_t *e, size_t idx,
     if (p2p && strcmp(coll, "send") && strcmp(coll, "recv"))
         snprintf(coll, sizeof(coll), "send"); /* diagnose skips p2p */
     json_int_t count = fr_numel(json_object_get(e, "input_sizes"));
-    const char *dt =
-        json_string_value(json_array_get(json_object_get(e, "input_dtypes"), 0));
+    const char *dt = json_string_value(
+        json_array_get(json_object_get(e, "input_dtypes"), 0));
     const char *state = json_string_value(json_object_get(e, "state"));
     int done = (state && !strcmp(state, "completed")) ||
                json_is_true(json_object_get(e, "retired")) ||
                (!p2p && json_integer_value(seq) <=
                             fr_last_completed(root, json_integer_value(pg)));
-    json_t *h = json_pack(
-        "{s:s, s:I, s:I, s:I, s:s, s:s, s:I, s:s, s:s, s:s}", "coll", coll,
-        "group", json_integer_value(pg), "seq",
-        p2p ? json_integer_value(json_object_get(e, "p2p_seq_id"))
-            : json_integer_value(seq),
-        "count", count < 0 ? (json_int_t)-1 : count, "dtype",
-        dt ? fr_dtype(dt) : "?", "op", "?", "root", (json_int_t)-1, "state",
-        done ? "completed" : (state ? state : "scheduled"), "status", "HERD_OK",
-        "profiling_name", prof);
+    json_t *h =
+        json_pack("{s:s, s:I, s:I, s:I, s:s, s:s, s:I, s:s, s:s, s:s}", "coll",
+                  coll, "group", json_integer_value(pg), "seq",
+                  p2p ? json_integer_value(json_object_get(e, "p2p_seq_id"))
+                      : json_integer_value(seq),
+                  "count", count < 0 ? (json_int_t)-1 : count, "dtype",
+                  dt ? fr_dtype(dt) : "?", "op", "?", "root", (json_int_t)-1,
+                  "state", done ? "completed" : (state ? state : "scheduled"),
+                  "status", "HERD_OK", "profiling_name", prof);
     if (!h || json_array_append_new(entries, h))
         return HERD_ERR_NO_MEMORY;
     /* the group list, once per pg_id */
@@ -233,13 +243,13 @@ static void fr_fill_groups(json_t *groups, int world)
     }
 }
 
-herd_status_t trace_frdump_convert(const json_t *root, int rank,
-                                   int world_hint, const char *path,
-                                   json_t **out, char *err, size_t errlen)
+herd_status_t trace_frdump_convert(const json_t *root, int rank, int world_hint,
+                                   const char *path, json_t **out, char *err,
+                                   size_t errlen)
 {
     json_t *es = json_object_get(root, "entries");
-    json_t *res = json_pack("{s:i, s:[], s:[]}", "rank", rank, "groups",
-                            "entries");
+    json_t *res =
+        json_pack("{s:i, s:[], s:[]}", "rank", rank, "groups", "entries");
     if (!res)
         return HERD_ERR_NO_MEMORY;
     json_t *groups = json_object_get(res, "groups");
@@ -260,8 +270,10 @@ herd_status_t trace_frdump_convert(const json_t *root, int rank,
             world = (int)n;
     }
     if (st == HERD_OK && (rank < 0 || rank >= world || world > FR_MAX_WORLD)) {
-        snprintf(err, errlen, "%s: rank %d (from the file name) is outside "
-                 "the %d-rank world its groups name", path, rank, world);
+        snprintf(err, errlen,
+                 "%s: rank %d (from the file name) is outside "
+                 "the %d-rank world its groups name",
+                 path, rank, world);
         st = HERD_ERR_PARSE;
     }
     if (st != HERD_OK) {

@@ -181,8 +181,8 @@ static herd_status_t rp_v_call(const trace_t *t, herd_comm_t *c,
     size_t sn = 0, rn = 0;
     int a2a = op->coll == HERD_COLL_ALL_TO_ALL_V;
     for (int q = 0; q < p; q++) {
-        s[q] = (size_t)(a2a ? v[(uint64_t)me * (uint64_t)p + (uint64_t)q]
-                            : v[q]);
+        s[q] =
+            (size_t)(a2a ? v[(uint64_t)me * (uint64_t)p + (uint64_t)q] : v[q]);
         r[q] = a2a ? (size_t)v[(uint64_t)q * (uint64_t)p + (uint64_t)me] : 0;
         sn += s[q];
         rn += r[q];

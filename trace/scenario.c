@@ -245,10 +245,10 @@ static herd_status_t scn_ddp_value(scn_ctx_t *c, const char *key,
 {
     int line = 0, col = 0;
     herd_status_t (*put)(trace_scenario_t *, const char *, const char *, int,
-                         int, int) =
-        kind == TRACE_WL_FSDP       ? scn_fsdp_put
-        : kind == TRACE_WL_PARALLEL ? scn_parallel_put
-                                    : scn_ddp_put;
+                         int, int) = kind == TRACE_WL_FSDP ? scn_fsdp_put
+                                     : kind == TRACE_WL_PARALLEL
+                                         ? scn_parallel_put
+                                         : scn_ddp_put;
     const char *sec = kind == TRACE_WL_FSDP       ? "fsdp"
                       : kind == TRACE_WL_PARALLEL ? "parallel"
                                                   : "ddp";

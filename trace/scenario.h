@@ -17,11 +17,11 @@
 #include <herd/types.h>
 
 typedef enum trace_wl_kind {
-    TRACE_WL_NONE,  /* no workload section */
-    TRACE_WL_TRACE, /* replay a trace file */
-    TRACE_WL_SWEEP, /* a collective over a range of message sizes */
-    TRACE_WL_DDP,   /* a DDP training model (see ddp/) */
-    TRACE_WL_FSDP,  /* an FSDP training model (see workload/fsdp/) */
+    TRACE_WL_NONE,    /* no workload section */
+    TRACE_WL_TRACE,   /* replay a trace file */
+    TRACE_WL_SWEEP,   /* a collective over a range of message sizes */
+    TRACE_WL_DDP,     /* a DDP training model (see ddp/) */
+    TRACE_WL_FSDP,    /* an FSDP training model (see workload/fsdp/) */
     TRACE_WL_PARALLEL /* tensor/pipeline/data (ZeRO) parallel job
                          (see workload/parallel/) */
 } trace_wl_kind_t;
@@ -86,7 +86,7 @@ typedef struct trace_scenario {
     size_t nfaults;
     trace_grad_straggler_t *grads; /* stragglers.grads (DDP, FSDP) */
     size_t ngrads;
-    trace_data_t data;                   /* data: loading before forward */
+    trace_data_t data;                 /* data: loading before forward */
     trace_data_straggler_t *data_slow; /* stragglers.data */
     size_t ndata_slow;
     /* collectives */
@@ -151,8 +151,7 @@ const trace_kv_t *trace_scenario_ddp_get(const trace_scenario_t *sc,
  * leading '.' too (so never "." or ".."), at most 100 characters; "sim"
  * when the scenario has no name. A name from a file or --set can then
  * not place outputs outside the output folder. */
-void trace_scenario_dirname(const trace_scenario_t *sc, char *buf,
-                            size_t len);
+void trace_scenario_dirname(const trace_scenario_t *sc, char *buf, size_t len);
 
 /* World size the scenario simulates. */
 int trace_scenario_world_size(const trace_scenario_t *sc);

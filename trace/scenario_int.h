@@ -82,8 +82,7 @@ herd_status_t scn_f_parallel(scn_ctx_t *c, struct fy_node *n, void *base,
                              const scn_field_t *f);
 /* Set one parallel key (replacing an earlier value). */
 herd_status_t scn_parallel_put(trace_scenario_t *sc, const char *key,
-                               const char *value, int line, int col,
-                               int flow);
+                               const char *value, int line, int col, int flow);
 /* Set one FSDP key (replacing an earlier value). */
 herd_status_t scn_fsdp_put(trace_scenario_t *sc, const char *key,
                            const char *value, int line, int col, int flow);

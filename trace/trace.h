@@ -55,9 +55,9 @@ typedef struct trace_op {
     uint32_t nvar;
     uint32_t vcounts; /* the *_v kinds: vpool[vcounts ..) holds their
                          counts, trace_op_vlen of them; TRACE_NONE: none */
-    uint64_t count;  /* elements */
-    uint64_t dur_ns; /* compute; monitored_barrier: its timeout (0: the
-                        comm's), with tag 1 for wait_all_ranks */
+    uint64_t count;   /* elements */
+    uint64_t dur_ns;  /* compute; monitored_barrier: its timeout (0: the
+                         comm's), with tag 1 for wait_all_ranks */
 } trace_op_t;
 
 /* How one op differs on one rank. */

@@ -249,14 +249,16 @@ static herd_status_t tj_counts_row(tj_ctx_t *c, json_t *a, const char *key,
     if (row >= 0)
         snprintf(what, sizeof(what), "row %ld: ", row);
     if (!json_is_array(a) || json_array_size(a) != n)
-        return tj_fail(c, key, "%sexpected an array of %llu counts (one per "
+        return tj_fail(c, key,
+                       "%sexpected an array of %llu counts (one per "
                        "rank of the op's group)",
                        what, (unsigned long long)n);
     for (uint64_t i = 0; i < n; i++) {
         json_t *x = json_array_get(a, i);
         if (!json_is_integer(x) || json_integer_value(x) < 0 ||
             (unsigned long long)json_integer_value(x) > TJ_MAX_COUNT)
-            return tj_fail(c, key, "%sitem %llu: expected a count in [0, "
+            return tj_fail(c, key,
+                           "%sitem %llu: expected a count in [0, "
                            "2^50]",
                            what, (unsigned long long)i);
         v[i] = (uint64_t)json_integer_value(x);
@@ -291,7 +293,8 @@ static herd_status_t tj_vcounts(tj_ctx_t *c, json_t *o, trace_op_t *op)
     if (!a2a) {
         st = tj_counts_row(c, a, key, -1, p, v);
     } else if (!json_is_array(a) || json_array_size(a) != p) {
-        st = tj_fail(c, key, "expected %llu rows (one per rank of the op's "
+        st = tj_fail(c, key,
+                     "expected %llu rows (one per rank of the op's "
                      "group)",
                      (unsigned long long)p);
     } else {
@@ -313,7 +316,8 @@ static herd_status_t tj_monitored(tj_ctx_t *c, json_t *o, trace_op_t *op)
     json_t *w = json_object_get(o, "wait_all_ranks");
     if (t && (!json_is_number(t) || !(json_number_value(t) >= 0) ||
               json_number_value(t) * 1e9 > TJ_MAX_DUR_NS))
-        return tj_fail(c, "timeout_s", "expected a non-negative number of "
+        return tj_fail(c, "timeout_s",
+                       "expected a non-negative number of "
                        "seconds");
     if (w && !json_is_boolean(w))
         return tj_fail(c, "wait_all_ranks", "expected true or false");
@@ -345,15 +349,15 @@ static herd_status_t tj_coll(tj_ctx_t *c, json_t *o, trace_op_t *op)
     op->tag = (int32_t)tag;
     op->group = (uint16_t)group;
     int mb = op->coll == HERD_COLL_MONITORED_BARRIER;
-    if (!tj_is_v(op->coll) && (json_object_get(o, "counts") ||
-                               json_object_get(o, "splits")))
+    if (!tj_is_v(op->coll) &&
+        (json_object_get(o, "counts") || json_object_get(o, "splits")))
         return tj_fail(c, json_object_get(o, "counts") ? "counts" : "splits",
                        "only the *_v collectives take per-rank counts");
     if (!mb && (json_object_get(o, "timeout_s") ||
                 json_object_get(o, "wait_all_ranks")))
-        return tj_fail(c, json_object_get(o, "timeout_s") ? "timeout_s"
-                                                          : "wait_all_ranks",
-                       "only monitored_barrier takes it");
+        return tj_fail(
+            c, json_object_get(o, "timeout_s") ? "timeout_s" : "wait_all_ranks",
+            "only monitored_barrier takes it");
     if (mb && json_object_get(o, "tag"))
         return tj_fail(c, "tag", "monitored_barrier takes no tag");
     if (tj_is_v(op->coll) && (st = tj_vcounts(c, o, op)))

@@ -111,7 +111,8 @@ static herd_status_t rs_op(rs_ctx_t *c, const trace_op_t *in, int shift,
     /* a count per rank of a group, or a matrix of them: no rule says what
      * new ranks would send */
     if (op.vcounts != TRACE_NONE)
-        return rs_fail(c, "%s has a count per rank, which cannot be "
+        return rs_fail(c,
+                       "%s has a count per rank, which cannot be "
                        "rescaled",
                        herd_coll_name(op.coll));
     if (op.kind == TRACE_OP_COLL && op.peer >= 0 && !op.peer_rel) {

@@ -36,8 +36,8 @@ herd_status_t trace_from_sweep(const trace_sweep_t *sw, int world_size,
         sw->coll == HERD_COLL_ALL_GATHER_V ||
         sw->coll == HERD_COLL_REDUCE_SCATTER_V ||
         sw->coll == HERD_COLL_ALL_TO_ALL_V ||
-        sw->coll == HERD_COLL_MONITORED_BARRIER ||
-        sw->nalgos < 1 || !(sw->factor > 1) || sw->min_bytes == 0)
+        sw->coll == HERD_COLL_MONITORED_BARRIER || sw->nalgos < 1 ||
+        !(sw->factor > 1) || sw->min_bytes == 0)
         return HERD_ERR_INVALID_ARG;
     trace_t *t;
     herd_status_t st = trace_create(world_size, &t);

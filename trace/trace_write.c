@@ -70,7 +70,8 @@ static void tw_coll_fields(const trace_t *t, const trace_op_t *op, json_t *o)
             o, "dtype", json_string(herd_dtype_name((herd_dtype_t)op->dtype)));
     }
     if (mb && op->dur_ns)
-        json_object_set_new(o, "timeout_s", json_real((double)op->dur_ns / 1e9));
+        json_object_set_new(o, "timeout_s",
+                            json_real((double)op->dur_ns / 1e9));
     if (mb && op->tag)
         json_object_set_new(o, "wait_all_ranks", json_true());
     if (tw_has_reduce(op->coll))

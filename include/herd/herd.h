@@ -190,12 +190,10 @@ herd_status_t herd_all_reduce_coalesced(herd_comm_t *comm,
                                         herd_dtype_t dtype, herd_op_t op,
                                         herd_req_t **req_out);
 /* all_gather_into_tensor_coalesced: recvbufs[i] holds size * counts[i]. */
-herd_status_t herd_all_gather_coalesced(herd_comm_t *comm,
-                                        const void *const *sendbufs,
-                                        void *const *recvbufs,
-                                        const size_t *counts, int n,
-                                        herd_dtype_t dtype,
-                                        herd_req_t **req_out);
+herd_status_t
+herd_all_gather_coalesced(herd_comm_t *comm, const void *const *sendbufs,
+                          void *const *recvbufs, const size_t *counts, int n,
+                          herd_dtype_t dtype, herd_req_t **req_out);
 /* reduce_scatter_tensor_coalesced: sendbufs[i] holds size * counts[i]. */
 herd_status_t herd_reduce_scatter_coalesced(herd_comm_t *comm,
                                             const void *const *sendbufs,
@@ -226,10 +224,7 @@ herd_status_t herd_recv(herd_comm_t *comm, void *buf, size_t count,
  * with one request (torch's list of P2POp). The group never deadlocks
  * on its own order: every rank may list its sends before its receives.
  * Each op follows herd_send / herd_recv (peer and tag rules). */
-typedef enum herd_p2p_kind {
-    HERD_P2P_SEND,
-    HERD_P2P_RECV
-} herd_p2p_kind_t;
+typedef enum herd_p2p_kind { HERD_P2P_SEND, HERD_P2P_RECV } herd_p2p_kind_t;
 
 typedef struct herd_p2p_op {
     herd_p2p_kind_t kind;
@@ -266,8 +261,8 @@ herd_status_t herd_broadcast_bytes(herd_comm_t *comm, const herd_bytes_t *in,
 herd_status_t herd_all_gather_bytes(herd_comm_t *comm, const void *data,
                                     size_t len, herd_bytes_t *out);
 /* Every rank's bytes to root: out[0..size) on root only (NULL elsewhere). */
-herd_status_t herd_gather_bytes(herd_comm_t *comm, const void *data,
-                                size_t len, int root, herd_bytes_t *out);
+herd_status_t herd_gather_bytes(herd_comm_t *comm, const void *data, size_t len,
+                                int root, herd_bytes_t *out);
 /* root's in[0..size) (read on root only): rank r gets in[r] in *out. */
 herd_status_t herd_scatter_bytes(herd_comm_t *comm, const herd_bytes_t *in,
                                  int root, herd_bytes_t *out);

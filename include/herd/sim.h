@@ -30,15 +30,15 @@ typedef enum herd_topo {
 typedef struct herd_cluster {
     int nodes;
     int gpus_per_node;
-    herd_link_t intra;     /* per-GPU intra-node fabric (NVLink-like) */
-    herd_link_t inter;     /* per-NIC network link */
-    int nics_per_node;     /* 0: one NIC per GPU */
+    herd_link_t intra; /* per-GPU intra-node fabric (NVLink-like) */
+    herd_link_t inter; /* per-NIC network link */
+    int nics_per_node; /* 0: one NIC per GPU */
     herd_topo_t topo;
-    double oversub;        /* fat-tree oversubscription ratio (>= 1) */
-    int nodes_per_leaf;    /* fat-tree: nodes under one leaf switch */
-    double reduce_bw;      /* bytes/s of a local reduction; 0: free */
-    double spine_latency;  /* seconds added through the spine: fat-tree
-                              cross-leaf, rail cross-rail traffic */
+    double oversub;           /* fat-tree oversubscription ratio (>= 1) */
+    int nodes_per_leaf;       /* fat-tree: nodes under one leaf switch */
+    double reduce_bw;         /* bytes/s of a local reduction; 0: free */
+    double spine_latency;     /* seconds added through the spine: fat-tree
+                                 cross-leaf, rail cross-rail traffic */
     double comm_cpu_slowdown; /* CPU backends: compute runs 1 + this times
                                  as long while the rank has communication
                                  in flight (its progress and the kernel's
@@ -47,8 +47,8 @@ typedef struct herd_cluster {
 
 typedef enum herd_jitter {
     HERD_JITTER_NONE,
-    HERD_JITTER_NORMAL,    /* duration * max(0, N(1, sigma)) */
-    HERD_JITTER_LOGNORMAL  /* duration * LogNormal(-sigma^2/2, sigma) */
+    HERD_JITTER_NORMAL,   /* duration * max(0, N(1, sigma)) */
+    HERD_JITTER_LOGNORMAL /* duration * LogNormal(-sigma^2/2, sigma) */
 } herd_jitter_t;
 
 /* A per-rank override: compute slowdown, NIC / intra-link degradation. */
@@ -62,8 +62,8 @@ typedef struct herd_rank_override {
 /* A slow point-to-point link between two ranks (both directions). */
 typedef struct herd_link_override {
     int a, b;
-    double bw_factor;      /* multiplies the bandwidth; 0: 1 */
-    double extra_latency;  /* seconds added */
+    double bw_factor;     /* multiplies the bandwidth; 0: 1 */
+    double extra_latency; /* seconds added */
 } herd_link_override_t;
 
 /* How far a long run is (herd_sim_opts_t.progress_cb). The estimate
@@ -79,45 +79,47 @@ typedef struct herd_sim_progress {
     double wall_s;        /* since the run started */
 } herd_sim_progress_t;
 
-typedef void (*herd_sim_progress_cb)(const herd_sim_progress_t *p,
-                                     void *arg);
+typedef void (*herd_sim_progress_cb)(const herd_sim_progress_t *p, void *arg);
 
 /* A rank that dies: at a virtual time, or when it starts step `at_step`
  * (as counted by herd_mark labels "step"), whichever is set (>= 0). */
 typedef struct herd_fault {
     int rank;
-    double at_time;        /* seconds; < 0: unset */
-    long at_step;          /* < 0: unset */
+    double at_time; /* seconds; < 0: unset */
+    long at_step;   /* < 0: unset */
 } herd_fault_t;
 
 typedef struct herd_sim_opts {
     herd_cluster_t cluster;
-    int world_size;        /* 0: nodes * gpus_per_node */
+    int world_size; /* 0: nodes * gpus_per_node */
     uint64_t seed;
     herd_jitter_t jitter;
     double jitter_sigma;
-    const herd_rank_override_t *ranks; size_t nranks_overrides;
-    const herd_link_override_t *links; size_t nlink_overrides;
-    const herd_fault_t *faults;        size_t nfaults;
-    int real_buffers;      /* 1: allocate and compute results */
-    size_t stack_bytes;    /* per-rank context stack; 0: default */
-    int nccl_model;        /* 1: algorithm AUTO runs the NCCL model (as
-                              algorithm "nccl"; sim/nccl_model.h) */
-    int no_rotation;       /* tests: lower every rank's schedule even when
-                              they are rotations of one another (the
-                              results are the same, set-up is slower) */
+    const herd_rank_override_t *ranks;
+    size_t nranks_overrides;
+    const herd_link_override_t *links;
+    size_t nlink_overrides;
+    const herd_fault_t *faults;
+    size_t nfaults;
+    int real_buffers;   /* 1: allocate and compute results */
+    size_t stack_bytes; /* per-rank context stack; 0: default */
+    int nccl_model;     /* 1: algorithm AUTO runs the NCCL model (as
+                           algorithm "nccl"; sim/nccl_model.h) */
+    int no_rotation;    /* tests: lower every rank's schedule even when
+                           they are rotations of one another (the
+                           results are the same, set-up is slower) */
     herd_sim_progress_cb progress_cb; /* called about every progress_s of
                                          wall time; NULL: never */
     void *progress_arg;
-    double progress_s;     /* 0: 0.5 s */
+    double progress_s;           /* 0: 0.5 s */
     volatile sig_atomic_t *stop; /* nonzero (e.g. set by a SIGINT handler):
                               the run ends at its next event with
                               HERD_ERR_ABORTED and a partial report in
                               herd_run_info_t.report */
-    const char *flight_dir; /* a run that hangs or times out writes every
-                              rank's flight record here (rank<r>.json, for
-                              `herd diagnose`); NULL: $HERD_FLIGHT_DIR, and
-                              when that is unset too, none */
+    const char *flight_dir;      /* a run that hangs or times out writes every
+                                   rank's flight record here (rank<r>.json, for
+                                   `herd diagnose`); NULL: $HERD_FLIGHT_DIR, and
+                                   when that is unset too, none */
 } herd_sim_opts_t;
 
 void herd_sim_opts_init(herd_sim_opts_t *opts);

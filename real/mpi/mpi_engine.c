@@ -75,26 +75,25 @@ void mpi_req_timeline(mpi_req_t *q, herd_tl_kind_t kind, uint64_t t0,
 {
     herd_comm_t *c = &q->c->base;
     const core_coll_args_t *a = &q->args;
-    herd_tl_rec_t r = {
-        .kind = kind,
-        .rank = c->world_rank,
-        .node = q->c->w->node,
-        .group = c->group_id,
-        .seq = a->seq,
-        .coll = a->coll,
-        .algo = q->algo,
-        .dtype = a->dtype,
-        .op = a->op,
-        .count = a->count,
-        .bytes = kind == HERD_TL_COLL
-                     ? core_args_send_count(a, c->size) *
-                           herd_dtype_size(a->dtype)
-                     : 0,
-        .peer = a->root,
-        .start_ns = t0,
-        .end_ns = t1,
-        .label = q->label[0] ? q->label : NULL,
-        .status = q->status};
+    herd_tl_rec_t r = {.kind = kind,
+                       .rank = c->world_rank,
+                       .node = q->c->w->node,
+                       .group = c->group_id,
+                       .seq = a->seq,
+                       .coll = a->coll,
+                       .algo = q->algo,
+                       .dtype = a->dtype,
+                       .op = a->op,
+                       .count = a->count,
+                       .bytes = kind == HERD_TL_COLL
+                                    ? core_args_send_count(a, c->size) *
+                                          herd_dtype_size(a->dtype)
+                                    : 0,
+                       .peer = a->root,
+                       .start_ns = t0,
+                       .end_ns = t1,
+                       .label = q->label[0] ? q->label : NULL,
+                       .status = q->status};
     core_comm_timeline(c, &r);
 }
 
@@ -374,8 +373,8 @@ static herd_status_t compute(herd_comm_t *comm, double seconds,
                              const char *label)
 {
     mpi_world_t *w = ((mpi_comm_t *)comm)->w;
-    return core_host_compute(comm, seconds * w->compute_scale, w->node,
-                             poll_cb, w, label);
+    return core_host_compute(comm, seconds * w->compute_scale, w->node, poll_cb,
+                             w, label);
 }
 
 static herd_status_t mark(herd_comm_t *comm, const char *label)

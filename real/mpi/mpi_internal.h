@@ -34,7 +34,7 @@ typedef struct mpi_world {
     herd_status_t fail_status; /* after a timeout: the world is unusable */
     char fail_msg[CORE_ERROR_MAX];
     double compute_scale;
-    int64_t pos_msg[4]; /* a timeout's position message (must outlive it) */
+    int64_t pos_msg[4];   /* a timeout's position message (must outlive it) */
     core_flight_t flight; /* this rank's last ops (core/flight.h) */
 } mpi_world_t;
 

@@ -14,10 +14,10 @@
 herd_status_t nccl_map_dtype(herd_dtype_t d, ncclDataType_t *out)
 {
     static const ncclDataType_t map[HERD_DTYPE_COUNT] = {
-        [HERD_INT8] = ncclInt8,         [HERD_UINT8] = ncclUint8,
-        [HERD_INT32] = ncclInt32,       [HERD_INT64] = ncclInt64,
-        [HERD_FLOAT16] = ncclFloat16,   [HERD_BFLOAT16] = ncclBfloat16,
-        [HERD_FLOAT32] = ncclFloat32,   [HERD_FLOAT64] = ncclFloat64};
+        [HERD_INT8] = ncclInt8,       [HERD_UINT8] = ncclUint8,
+        [HERD_INT32] = ncclInt32,     [HERD_INT64] = ncclInt64,
+        [HERD_FLOAT16] = ncclFloat16, [HERD_BFLOAT16] = ncclBfloat16,
+        [HERD_FLOAT32] = ncclFloat32, [HERD_FLOAT64] = ncclFloat64};
     if ((unsigned)d >= HERD_DTYPE_COUNT)
         return HERD_ERR_INVALID_ARG;
     *out = map[d];
@@ -27,11 +27,21 @@ herd_status_t nccl_map_dtype(herd_dtype_t d, ncclDataType_t *out)
 herd_status_t nccl_map_op(nccl_comm_t *c, herd_op_t op, ncclRedOp_t *out)
 {
     switch (op) {
-    case HERD_SUM: *out = ncclSum; return HERD_OK;
-    case HERD_AVG: *out = ncclAvg; return HERD_OK;
-    case HERD_PRODUCT: *out = ncclProd; return HERD_OK;
-    case HERD_MIN: *out = ncclMin; return HERD_OK;
-    case HERD_MAX: *out = ncclMax; return HERD_OK;
+    case HERD_SUM:
+        *out = ncclSum;
+        return HERD_OK;
+    case HERD_AVG:
+        *out = ncclAvg;
+        return HERD_OK;
+    case HERD_PRODUCT:
+        *out = ncclProd;
+        return HERD_OK;
+    case HERD_MIN:
+        *out = ncclMin;
+        return HERD_OK;
+    case HERD_MAX:
+        *out = ncclMax;
+        return HERD_OK;
     default:
         return core_comm_error(&c->base, HERD_ERR_UNSUPPORTED,
                                "nccl: reduce op %s is not supported (NCCL has "
@@ -175,11 +185,11 @@ static ncclResult_t native_post(nccl_comm_t *c, const core_coll_args_t *a,
     case HERD_COLL_ALL_REDUCE:
         return ncclAllReduce(a->sendbuf, a->recvbuf, a->count, dt, op, nc, s);
     case HERD_COLL_BROADCAST:
-        return ncclBroadcast(a->sendbuf, a->recvbuf, a->count, dt, a->root,
-                             nc, s);
+        return ncclBroadcast(a->sendbuf, a->recvbuf, a->count, dt, a->root, nc,
+                             s);
     case HERD_COLL_REDUCE:
-        return ncclReduce(a->sendbuf, a->recvbuf, a->count, dt, op, a->root,
-                          nc, s);
+        return ncclReduce(a->sendbuf, a->recvbuf, a->count, dt, op, a->root, nc,
+                          s);
     case HERD_COLL_ALL_GATHER:
         return ncclAllGather(a->sendbuf, a->recvbuf, a->count, dt, nc, s);
     case HERD_COLL_REDUCE_SCATTER:
@@ -233,17 +243,16 @@ static herd_status_t launch(nccl_comm_t *c, const core_coll_args_t *a,
     ncclDataType_t dt;
     ncclRedOp_t op = ncclSum;
     herd_status_t st = nccl_map_dtype(a->dtype, &dt);
-    if (st == HERD_OK && (a->coll == HERD_COLL_ALL_REDUCE ||
-                          a->coll == HERD_COLL_REDUCE ||
-                          a->coll == HERD_COLL_REDUCE_SCATTER ||
-                          a->coll == HERD_COLL_REDUCE_SCATTER_V))
+    if (st == HERD_OK &&
+        (a->coll == HERD_COLL_ALL_REDUCE || a->coll == HERD_COLL_REDUCE ||
+         a->coll == HERD_COLL_REDUCE_SCATTER ||
+         a->coll == HERD_COLL_REDUCE_SCATTER_V))
         st = nccl_map_op(c, a->op, &op);
     if (st != HERD_OK)
         return st;
     if (a->coll == HERD_COLL_REDUCE_SCATTER_V)
         return reduce_scatter_v(c, a, dt, q->deadline_s);
-    int own = core_coll_is_v(a->coll) ||
-              a->coll == HERD_COLL_MONITORED_BARRIER;
+    int own = core_coll_is_v(a->coll) || a->coll == HERD_COLL_MONITORED_BARRIER;
     int custom = !own && a->algo != HERD_ALGO_AUTO &&
                  a->algo != HERD_ALGO_NCCL && a->coll != HERD_COLL_SEND &&
                  a->coll != HERD_COLL_RECV;
@@ -362,8 +371,10 @@ static herd_status_t poll_once(nccl_req_t *q, int *done)
                              "nccl: %s (a peer failed or the network broke)",
                              ncclGetErrorString(ar));
     else if (nccl_clock_ns() * 1e-9 > q->deadline_s) {
-        core_coll_args_t a = {.coll = q->rec.coll, .count = q->rec.count,
-                              .dtype = q->rec.dtype, .seq = q->rec.seq};
+        core_coll_args_t a = {.coll = q->rec.coll,
+                              .count = q->rec.count,
+                              .dtype = q->rec.dtype,
+                              .seq = q->rec.seq};
         st = nccl_report_timeout(c, &a, q->timeout_s);
     }
     if (st != HERD_OK) {
@@ -426,16 +437,16 @@ herd_status_t nccl_report_timeout(nccl_comm_t *c, const core_coll_args_t *a,
 {
     nccl_world_t *w = c->world;
     char key[192], missing[512] = "";
-    snprintf(key, sizeof(key), "hang/%d/%llu/%d",
-             c->base.group_id, (unsigned long long)a->seq, c->base.rank);
+    snprintf(key, sizeof(key), "hang/%d/%llu/%d", c->base.group_id,
+             (unsigned long long)a->seq, c->base.rank);
     store_set(w->rdzv.client, key, "1", 1);
     /* Ranks stuck in the same collective time out together and publish
      * within this grace period; the others did not join. */
     usleep(2000000);
     size_t len = 0;
     for (int r = 0; r < c->base.size; r++) {
-        snprintf(key, sizeof(key), "hang/%d/%llu/%d",
-                 c->base.group_id, (unsigned long long)a->seq, r);
+        snprintf(key, sizeof(key), "hang/%d/%llu/%d", c->base.group_id,
+                 (unsigned long long)a->seq, r);
         const char *keys[1] = {key};
         int exists = 0;
         if (store_check(w->rdzv.client, keys, 1, &exists) == HERD_OK &&

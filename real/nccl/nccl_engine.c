@@ -18,7 +18,10 @@ uint64_t nccl_clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static double now_s(void) { return nccl_clock_ns() * 1e-9; }
+static double now_s(void)
+{
+    return nccl_clock_ns() * 1e-9;
+}
 
 herd_status_t nccl_settle(nccl_comm_t *c, ncclResult_t r, double deadline_s,
                           const char *what)
@@ -126,8 +129,8 @@ static herd_status_t comm_open(nccl_world_t *w, nccl_comm_t *c,
         return core_comm_error(&c->base, HERD_ERR_IO, "nccl: stream create");
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
     cfg.blocking = 0;
-    ncclResult_t r = ncclCommInitRankConfig(&c->nc, c->base.size, id,
-                                            c->base.rank, &cfg);
+    ncclResult_t r =
+        ncclCommInitRankConfig(&c->nc, c->base.size, id, c->base.rank, &cfg);
     return nccl_settle(c, r, deadline, "ncclCommInitRankConfig");
 }
 
@@ -146,9 +149,8 @@ static herd_status_t nccl_comm_create(const herd_init_t *init,
         fprintf(stderr, "herd: %s\n", err);
         goto fail;
     }
-    core_comm_init(&c->base, &nccl_engine_ops, w->rdzv.rank,
-                   w->rdzv.world_size, w->rdzv.local_rank, w->rdzv.rank, 0,
-                   NULL, init);
+    core_comm_init(&c->base, &nccl_engine_ops, w->rdzv.rank, w->rdzv.world_size,
+                   w->rdzv.local_rank, w->rdzv.rank, 0, NULL, init);
     c->world = w;
     w->refs = 1;
     if ((st = comm_open(w, c, init)) != HERD_OK) {
@@ -221,10 +223,10 @@ static herd_status_t nccl_group_create(herd_comm_t *parent, const int *ranks,
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
     cfg.blocking = 0;
     ncclComm_t nc = NULL;
-    ncclResult_t r = ncclCommSplit(p->nc, me >= 0 ? 0 : NCCL_SPLIT_NOCOLOR,
-                                   me, &nc, &cfg);
-    herd_status_t st = nccl_settle(p, r, now_s() + parent->timeout_s,
-                                   "ncclCommSplit");
+    ncclResult_t r =
+        ncclCommSplit(p->nc, me >= 0 ? 0 : NCCL_SPLIT_NOCOLOR, me, &nc, &cfg);
+    herd_status_t st =
+        nccl_settle(p, r, now_s() + parent->timeout_s, "ncclCommSplit");
     if (st != HERD_OK || me < 0) {
         free(c);
         free(wr);
@@ -252,12 +254,14 @@ static herd_status_t nccl_compute(herd_comm_t *comm, double seconds,
     nccl_comm_t *c = (nccl_comm_t *)comm;
     seconds *= c->world->compute_scale;
     uint64_t t0 = nccl_clock_ns();
-    if (nccl_spin_launch((uint64_t)(seconds * 1e9), c->world->compute_stream)
-            != cudaSuccess ||
+    if (nccl_spin_launch((uint64_t)(seconds * 1e9), c->world->compute_stream) !=
+            cudaSuccess ||
         cudaStreamSynchronize(c->world->compute_stream) != cudaSuccess)
         return core_comm_error(comm, HERD_ERR_IO, "nccl: spin kernel failed");
-    herd_tl_rec_t rec = {.kind = HERD_TL_COMPUTE, .rank = comm->world_rank,
-                         .group = comm->group_id, .peer = -1,
+    herd_tl_rec_t rec = {.kind = HERD_TL_COMPUTE,
+                         .rank = comm->world_rank,
+                         .group = comm->group_id,
+                         .peer = -1,
                          .start_ns = t0 - c->world->base_ns,
                          .end_ns = nccl_clock_ns() - c->world->base_ns,
                          .label = label};
@@ -288,9 +292,13 @@ static uint64_t nccl_now(const herd_comm_t *comm)
 static herd_status_t nccl_mark(herd_comm_t *comm, const char *label)
 {
     uint64_t t = nccl_now(comm);
-    herd_tl_rec_t rec = {.kind = HERD_TL_MARK, .rank = comm->world_rank,
-                         .group = comm->group_id, .peer = -1, .start_ns = t,
-                         .end_ns = t, .label = label};
+    herd_tl_rec_t rec = {.kind = HERD_TL_MARK,
+                         .rank = comm->world_rank,
+                         .group = comm->group_id,
+                         .peer = -1,
+                         .start_ns = t,
+                         .end_ns = t,
+                         .label = label};
     core_comm_timeline(comm, &rec);
     return HERD_OK;
 }

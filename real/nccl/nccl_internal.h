@@ -22,9 +22,9 @@ typedef struct nccl_world {
     cudaStream_t compute_stream;
     cudaEvent_t base_event; /* recorded at creation, host time base_ns */
     uint64_t base_ns;
-    double compute_scale;   /* HERD_COMPUTE_SCALE (stragglers), 1 if unset */
-    int refs;               /* world comm + live subgroups */
-    core_flight_t flight;   /* this rank's last ops (core/flight.h) */
+    double compute_scale; /* HERD_COMPUTE_SCALE (stragglers), 1 if unset */
+    int refs;             /* world comm + live subgroups */
+    core_flight_t flight; /* this rank's last ops (core/flight.h) */
 } nccl_world_t;
 
 typedef struct nccl_comm {

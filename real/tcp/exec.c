@@ -249,10 +249,9 @@ void tcp_op_timeline(tcp_op_t *op, herd_tl_kind_t kind, uint64_t bytes,
 static void op_record(tcp_op_t *op)
 {
     const herd_comm_t *c = &op->comm->base;
-    tcp_op_timeline(
-        op, HERD_TL_COLL,
-        core_args_send_count(&op->args, c->size) * op->esize,
-        op->t_post, op->t_end);
+    tcp_op_timeline(op, HERD_TL_COLL,
+                    core_args_send_count(&op->args, c->size) * op->esize,
+                    op->t_post, op->t_end);
 }
 
 static void op_unlink(tcp_op_t *op)

@@ -139,8 +139,8 @@ static void monitored_timeout(tcp_op_t *op, char *msg, size_t len)
     }
     char keep[CORE_ERROR_MAX];
     memcpy(keep, c->last_error, sizeof(keep));
-    core_monitored_barrier_error(c, &op->args, c->rank == 0 ? absent : NULL,
-                                 n, HERD_ERR_TIMEOUT);
+    core_monitored_barrier_error(c, &op->args, c->rank == 0 ? absent : NULL, n,
+                                 HERD_ERR_TIMEOUT);
     snprintf(msg, len, "%s", c->last_error);
     memcpy(c->last_error, keep, sizeof(keep));
     free(absent);
@@ -233,8 +233,8 @@ herd_status_t tcp_op_wait(tcp_op_t *op)
 {
     tcp_world_t *w = op->w;
     uint64_t t0 = tcp_now_ns();
-    double tmo = op->args.timeout_s > 0 ? op->args.timeout_s
-                                        : op->comm->base.timeout_s;
+    double tmo =
+        op->args.timeout_s > 0 ? op->args.timeout_s : op->comm->base.timeout_s;
     uint64_t deadline = op->t_post + (uint64_t)(tmo * 1e9);
     int waited = !op->done;
     while (!op->done) {

@@ -54,7 +54,7 @@ typedef struct wl_group_prog {
     const herd_algo_t *algo; /* for the world and every group */
     int channels;
     size_t chunk_bytes;
-    char **errors; /* [rank]: set when the rank stopped */
+    char **errors;         /* [rank]: set when the rank stopped */
     const wl_data_t *data; /* data loading before each step; NULL: none */
 } wl_group_prog_t;
 

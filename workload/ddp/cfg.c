@@ -156,8 +156,8 @@ int ddp_cfg_parse_list(const char *v, double lo, double hi, ddp_int_list_t *l)
 }
 
 /* The hook's name: the scalar form of comm_hook, or its `type`. */
-static herd_status_t set_hook_type(ddp_cfg_t *c, const char *key,
-                                   const char *v, char *err, size_t len)
+static herd_status_t set_hook_type(ddp_cfg_t *c, const char *key, const char *v,
+                                   char *err, size_t len)
 {
     if (!strcmp(v, "none") || !strcmp(v, "allreduce"))
         c->hook = DDP_HOOK_NONE;
@@ -250,7 +250,8 @@ static herd_status_t set_map(ddp_cfg_t *c, const char *name, const char *v,
             *--end = '\0';
         while (isspace((unsigned char)*val))
             val++;
-        for (end = val + strlen(val); end > val && isspace((unsigned char)end[-1]);)
+        for (end = val + strlen(val);
+             end > val && isspace((unsigned char)end[-1]);)
             *--end = '\0';
         snprintf(key, sizeof(key), "%s.%s", name, it);
         herd_status_t st = set_sub(c, key, val, err, len);
@@ -279,7 +280,8 @@ static herd_status_t set_special(ddp_cfg_t *c, const char *key, const char *v,
     } else if (!strcmp(key, "comm_hook")) {
         return set_hook(c, v, err, len);
     } else if (!strcmp(key, "amp")) {
-        return set_map(c, "amp", v, err, len);    } else {
+        return set_map(c, "amp", v, err, len);
+    } else {
         if (!strcmp(v, "none") || !strcmp(v, "false"))
             c->ckpt_barrier = DDP_CKPT_NO_BARRIER;
         else if (!strcmp(v, "all") || !strcmp(v, "true"))
@@ -408,9 +410,9 @@ herd_status_t ddp_cfg_check(const ddp_cfg_t *c, int world, size_t nparams,
                  c->psgd.start_iter);
         st = HERD_ERR_INVALID_ARG;
     }
-    if (st == HERD_OK && (c->hook == DDP_HOOK_FP16 || c->hook == DDP_HOOK_BF16) &&
-        c->have_grad_dtype &&
-        c->grad_dtype != HERD_FLOAT32) {
+    if (st == HERD_OK &&
+        (c->hook == DDP_HOOK_FP16 || c->hook == DDP_HOOK_BF16) &&
+        c->have_grad_dtype && c->grad_dtype != HERD_FLOAT32) {
         snprintf(err, len,
                  "ddp.comm_hook: the compress hooks expect float32 "
                  "gradients, not %s",

@@ -17,9 +17,9 @@
 #include "workload/ddp/straggle.h"
 
 typedef enum ddp_hook {
-    DDP_HOOK_NONE, /* allreduce_hook: divide, SUM in the gradient dtype */
-    DDP_HOOK_FP16, /* fp16_compress_hook: half the bytes */
-    DDP_HOOK_BF16, /* bf16_compress_hook */
+    DDP_HOOK_NONE,    /* allreduce_hook: divide, SUM in the gradient dtype */
+    DDP_HOOK_FP16,    /* fp16_compress_hook: half the bytes */
+    DDP_HOOK_BF16,    /* bf16_compress_hook */
     DDP_HOOK_POWERSGD /* powerSGD_hook: low-rank P and Q all_reduces */
 } ddp_hook_t;
 

@@ -205,7 +205,10 @@ static herd_status_t parse_copy_rate(const load_ctx_t *c, json_t *cj,
     if (n > 1)
         return fail(c, "compute: give the copy rate once (copy_GBps, "
                        "copy_bytes_per_s or the old copy_gbps)");
-    *gbytes_per_s = GBps >= 0 ? GBps : Bps >= 0 ? Bps / 1e9 : old >= 0 ? old : 0;
+    *gbytes_per_s = GBps >= 0  ? GBps
+                    : Bps >= 0 ? Bps / 1e9
+                    : old >= 0 ? old
+                               : 0;
     return HERD_OK;
 }
 
@@ -282,15 +285,18 @@ static herd_status_t parse_ready(const load_ctx_t *c, json_t *root,
         return fail(c, "grad_ready_order: expected an array of indices");
     if (m->ready_order) { /* from grad_ready_offsets_s: they must agree */
         if (json_array_size(r) != m->nready)
-            return fail(c, "grad_ready_order: %zu indices for a model of %zu "
-                           "parameters", json_array_size(r), m->nready);
+            return fail(c,
+                        "grad_ready_order: %zu indices for a model of %zu "
+                        "parameters",
+                        json_array_size(r), m->nready);
         for (size_t i = 0; i < json_array_size(r) && i < m->nready; i++)
             if (json_integer_value(json_array_get(r, i)) !=
                 (json_int_t)m->ready_order[i])
-                return fail(c, "grad_ready_order[%zu]: %lld, but "
-                               "grad_ready_offsets_s puts parameter %zu there",
-                            i, (long long)json_integer_value(
-                                   json_array_get(r, i)),
+                return fail(c,
+                            "grad_ready_order[%zu]: %lld, but "
+                            "grad_ready_offsets_s puts parameter %zu there",
+                            i,
+                            (long long)json_integer_value(json_array_get(r, i)),
                             m->ready_order[i]);
         return HERD_OK;
     }
@@ -408,9 +414,10 @@ static herd_status_t parse_offsets(const load_ctx_t *c, json_t *root,
     if (!o)
         return HERD_OK;
     if (!json_is_array(o) || json_array_size(o) != m->nparams)
-        return fail(c, "grad_ready_offsets_s: expected an array of %zu "
-                       "entries (seconds from the start of backward, or "
-                       "null), one per parameter",
+        return fail(c,
+                    "grad_ready_offsets_s: expected an array of %zu "
+                    "entries (seconds from the start of backward, or "
+                    "null), one per parameter",
                     m->nparams);
     off_ent_t *e = calloc(m->nparams, sizeof(*e));
     m->ready_order = calloc(m->nparams + 1, sizeof(size_t));
@@ -426,13 +433,17 @@ static herd_status_t parse_offsets(const load_ctx_t *c, json_t *root,
         double t = json_number_value(v);
         if (!json_is_number(v) || !(t >= 0) || t > 1e6) {
             free(e);
-            return fail(c, "grad_ready_offsets_s[%zu]: expected seconds in "
-                           "[0, 1e6] or null", p);
+            return fail(c,
+                        "grad_ready_offsets_s[%zu]: expected seconds in "
+                        "[0, 1e6] or null",
+                        p);
         }
         if (given[p]) {
             free(e);
-            return fail(c, "grad_ready_offsets_s[%zu]: params[%zu] has a "
-                           "backward time too; give one or the other", p, p);
+            return fail(c,
+                        "grad_ready_offsets_s[%zu]: params[%zu] has a "
+                        "backward time too; give one or the other",
+                        p, p);
         }
         e[n++] = (off_ent_t){t, p};
     }

@@ -102,8 +102,8 @@ int ddp_prog_main(herd_comm_t *world, void *arg)
     wl_loader_t l;
     herd_status_t st = HERD_OK;
     if (wl_data_on(&job->data)) {
-        st = wl_loader_init(&l, &job->data, rank, &prog_ops, &x,
-                            wl_prog_now_s, world);
+        st = wl_loader_init(&l, &job->data, rank, &prog_ops, &x, wl_prog_now_s,
+                            world);
         if (st == HERD_OK)
             st = ddp_job_walk(job, rank, &wl_data_ops, &l, &raised, msg);
         wl_loader_fini(&l);

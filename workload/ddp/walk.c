@@ -34,10 +34,10 @@ typedef struct walk {
     int fwd_param_sync; /* the last backward synchronised */
     int pending_error;  /* buckets of the last sync backward not launched */
     char *msg;
-    size_t *left;        /* per bucket: gradients not yet ready */
-    size_t next;         /* next bucket to launch */
-    unsigned char *used; /* per parameter, this iteration */
-    double acc;          /* backward compute not yet emitted */
+    size_t *left;         /* per bucket: gradients not yet ready */
+    size_t next;          /* next bucket to launch */
+    unsigned char *used;  /* per parameter, this iteration */
+    double acc;           /* backward compute not yet emitted */
     unsigned char *parts; /* per bucket: all_reduces launched (1 the
                              bucket or PowerSGD's uncompressed, 2 P, 4 Q) */
     /* stragglers on one gradient (straggle.h) */
@@ -86,8 +86,7 @@ static herd_status_t launch_powersgd(walk_t *w, const ddp_buckets_t *bs,
     static const char *const suffix[3] = {"", " P", " Q"};
     char mark[64], part[64];
     herd_status_t st = w->ops->compute(
-        w->ctx, ddp_psgd_compute_s(&j->model, bs, k, &j->cfg.psgd),
-        "powersgd");
+        w->ctx, ddp_psgd_compute_s(&j->model, bs, k, &j->cfg.psgd), "powersgd");
     snprintf(mark, sizeof(mark), "launch %s", label);
     if (st == HERD_OK)
         st = w->ops->mark(w->ctx, mark);
@@ -132,9 +131,8 @@ static herd_status_t launch(walk_t *w, const ddp_buckets_t *bs, size_t k)
 /* Wait for bucket k's all_reduces (PowerSGD's three, in order). */
 static herd_status_t wait_bucket(walk_t *w, size_t k)
 {
-    size_t nb = w->job->cfg.hook == DDP_HOOK_POWERSGD
-                    ? (w->job->max_slots - 4) / 3
-                    : 0;
+    size_t nb =
+        w->job->cfg.hook == DDP_HOOK_POWERSGD ? (w->job->max_slots - 4) / 3 : 0;
     herd_status_t st = HERD_OK;
     for (int i = 0; i < 3 && st == HERD_OK; i++)
         if (w->parts[k] & (1u << i))

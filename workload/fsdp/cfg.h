@@ -59,10 +59,10 @@ typedef struct fsdp_cfg {
                       run-ahead): forward_prefetch matters then */
     fsdp_bwd_prefetch_t backward_prefetch;
     int limit_all_gathers;
-    int gloo; /* backend gloo (CPU): every collective blocks the issuing
-                 thread (no streams: FSDP's synchronous calls wait), and
-                 reduce_scatter is gloo's all_reduce of the whole
-                 gradient followed by a copy of this rank's chunk */
+    int gloo;         /* backend gloo (CPU): every collective blocks the issuing
+                         thread (no streams: FSDP's synchronous calls wait), and
+                         reduce_scatter is gloo's all_reduce of the whole
+                         gradient followed by a copy of this rank's chunk */
     int comm_streams; /* 1: all_gather and reduce_scatter share the process
                          group's one communicator (PyTorch's default);
                          2: reduce_scatter has its own (an opt-in) */

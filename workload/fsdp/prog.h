@@ -2,7 +2,8 @@
  * every rank creates the strategy's groups, then walks its iterations
  * over DDP's in-order streams (workload/ddp/stream.h): one for both
  * all_gathers and reduce_scatters (the process group's communicator), or
- * one each (fsdp.comm_streams: 2). Runs on any engine; on sim all ranks share one fsdp_prog_t. */
+ * one each (fsdp.comm_streams: 2). Runs on any engine; on sim all ranks share
+ * one fsdp_prog_t. */
 #ifndef HERD_WORKLOAD_FSDP_PROG_H
 #define HERD_WORKLOAD_FSDP_PROG_H
 

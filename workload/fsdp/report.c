@@ -241,8 +241,8 @@ static void text_header(const fsdp_collect_t *c, const fsdp_summary_t *s,
             j->cfg.limit_all_gathers ? "true" : "false",
             j->cfg.cpu_bound ? "bound" : "ahead", j->cfg.comm_streams,
             j->cfg.comm_streams > 1 ? "s" : "",
-            j->cfg.gloo ? " (gloo: blocking)" : "", herd_dtype_name(j->param_dtype),
-            herd_dtype_name(j->reduce_dtype));
+            j->cfg.gloo ? " (gloo: blocking)" : "",
+            herd_dtype_name(j->param_dtype), herd_dtype_name(j->reduce_dtype));
     const fsdp_memory_t *m = &s->mem;
     fprintf(f,
             "memory per rank: parameters %.1f MiB, gradients %.1f MiB, "

@@ -240,13 +240,12 @@ static herd_status_t reduce_issue(fwalk_t *w, size_t u)
     /* gloo's reduce_scatter_tensor is an all_reduce of the whole (padded)
      * gradient, then a copy of this rank's chunk */
     herd_status_t st =
-        j->cfg.gloo
-            ? emit(w, HERD_COLL_ALL_REDUCE, shard * (uint64_t)j->shard,
-                   j->reduce_dtype,
-                   fsdp_job_group(j, w->rank, HERD_COLL_REDUCE_SCATTER),
-                   FSDP_STREAM_RS, n + u, "reduce_scatter", u)
-            : emit(w, HERD_COLL_REDUCE_SCATTER, shard, j->reduce_dtype, -1,
-                   FSDP_STREAM_RS, n + u, "reduce_scatter", u);
+        j->cfg.gloo ? emit(w, HERD_COLL_ALL_REDUCE, shard * (uint64_t)j->shard,
+                           j->reduce_dtype,
+                           fsdp_job_group(j, w->rank, HERD_COLL_REDUCE_SCATTER),
+                           FSDP_STREAM_RS, n + u, "reduce_scatter", u)
+                    : emit(w, HERD_COLL_REDUCE_SCATTER, shard, j->reduce_dtype,
+                           -1, FSDP_STREAM_RS, n + u, "reduce_scatter", u);
     int hybrid = j->cfg.strategy == FSDP_HYBRID_SHARD && j->replicas > 1;
     if (st == HERD_OK && j->cfg.gloo && hybrid) /* it blocks */
         st = w->ops->wait(w->ctx, n + u);
@@ -297,10 +296,9 @@ static herd_status_t backward(fwalk_t *w)
         w->alive += grad;
         note_peak(w);
         if (st == HERD_OK)
-            st = compute(w,
-                         w->us->u[u].bwd_s +
-                             (w->bwd_delay ? w->bwd_delay[u] : 0),
-                         "backward", u);
+            st = compute(
+                w, w->us->u[u].bwd_s + (w->bwd_delay ? w->bwd_delay[u] : 0),
+                "backward", u);
         /* FSDP frees the unit's parameters, then (BACKWARD_POST) issues
          * the next all_gather ahead of this unit's reduce_scatter */
         if (st == HERD_OK && !no_shard(w))
@@ -363,8 +361,8 @@ static herd_status_t unit_delays(fwalk_t *w)
     for (size_t u = 0; w->bwd_delay && u < w->us->n; u++)
         for (size_t i = 0; i < w->us->u[u].nparams; i++) {
             size_t p = w->us->u[u].params[i];
-            w->bwd_delay[u] += (rd.layer ? rd.layer[p] : 0) +
-                               (rd.grad ? rd.grad[p] : 0);
+            w->bwd_delay[u] +=
+                (rd.layer ? rd.layer[p] : 0) + (rd.grad ? rd.grad[p] : 0);
         }
     ddp_rank_delays_fini(&rd);
     return w->bwd_delay ? HERD_OK : HERD_ERR_NO_MEMORY;

@@ -96,8 +96,9 @@ void par_report_text(const par_collect_t *c, const par_outcome_t *o, FILE *f)
                 j->vstages > 1 ? "(P-1)/(v*M+P-1)" : "(P-1)/(M+P-1)",
                 100 * s.bubble);
         if (wl_data_on(&j->data)) /* workload/common/data.h */
-            fprintf(f, "data loading: wait per step %.3f ms (mean over "
-                       "ranks)\n",
+            fprintf(f,
+                    "data loading: wait per step %.3f ms (mean over "
+                    "ranks)\n",
                     s.data_s * 1e3);
         fprintf(f, "communication per rank and step, busy ms:");
         for (int k = 0; k < PAR_NCAT; k++)
