@@ -207,8 +207,7 @@ START_TEST(test_workload_plots_drawn)
     s = svg("t/step.svg");
     const char *rows[] = {"<title>compute</title>", "<title>all_gather</title>",
                           "<title>reduce_scatter</title>",
-                          "<title>exposed communication (compute "
-                          "idle)</title>",
+                          "exposed communication (compute idle)</title>",
                           "<text>rank 7 reduce_scatter</text>"};
     for (int i = 0; i < 5; i++)
         ck_assert_msg(strstr(s, rows[i]), "no %s", rows[i]);
