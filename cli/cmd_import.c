@@ -185,11 +185,43 @@ static int cmp_rank(const void *a, const void *b)
  * the timeline, and the compute the model is inferred from is measured
  * over the steps of all of them, so that one noisy run weighs less. The
  * repeats move behind the first runs; j->n counts the first runs. */
+/* Two runs are of one job when their last steps issue the same
+ * collectives (kind and size, in order). */
+static int same_job(const kineto_steps_t *a, const kineto_steps_t *b)
+{
+    if (!a->n || !b->n)
+        return a->n == b->n;
+    const kineto_step_t *x = &a->s[a->n - 1], *y = &b->s[b->n - 1];
+    if (x->ncolls != y->ncolls)
+        return 0;
+    for (size_t k = 0; k < x->ncolls; k++)
+        if (x->colls[k].coll != y->colls[k].coll ||
+            x->colls[k].count != y->colls[k].count)
+            return 0;
+    return 1;
+}
+
 static int imp_pool_runs(imp_job_t *j)
 {
     size_t n = j->n, np = 0;
-    for (size_t i = 0; i < n; i++)
-        np += !i || j->ranks[i].rank != j->ranks[i - 1].rank;
+    for (size_t i = 0, f = 0; i < n; i++) {
+        if (!i || j->ranks[i].rank != j->ranks[i - 1].rank) {
+            np++, f = i;
+            continue;
+        }
+        if (!same_job(&j->steps[f], &j->steps[i])) {
+            const kineto_steps_t *a = &j->steps[f], *b = &j->steps[i];
+            fprintf(stderr,
+                    "herd import: %s and %s are both rank %d but not runs "
+                    "of one job: their last steps issue different "
+                    "collectives (%zu and %zu; expected one trace per rank, "
+                    "or several runs of the same job)\n",
+                    j->ranks[f].path, j->ranks[i].path, j->ranks[i].rank,
+                    a->n ? a->s[a->n - 1].ncolls : 0,
+                    b->n ? b->s[b->n - 1].ncolls : 0);
+            return 2;
+        }
+    }
     j->nall = n;
     if (np == n)
         return 0;

@@ -300,8 +300,9 @@ herd_status_t herd_gather_bytes(herd_comm_t *c, const void *data, size_t len,
                              (unsigned long long)max);
     if (st != HERD_OK)
         goto cleanup;
-    /* every block padded to the largest, as torch's gather_object does */
-    host = calloc((size_t)max * (size_t)p + 1, 1);
+    /* every block padded to the largest, as torch's gather_object does;
+     * only the root holds all p of them */
+    host = calloc((size_t)max * (size_t)(me_root ? p : 1) + 1, 1);
     if (!host) {
         st = core_comm_error(c, HERD_ERR_NO_MEMORY, "%s: out of memory", name);
         goto cleanup;

@@ -334,7 +334,8 @@ static char *model_compute(const char *dir)
 
 /* Several traces of one rank are runs of one job: the model's compute
  * is measured over all their steps, the trace comes from the first run.
- * Two copies of one run pool to the same medians. */
+ * Two copies of one run pool to the same medians; traces of two jobs
+ * (other buckets) are not runs of one. */
 START_TEST(runs_pooled)
 {
     char *dir = tu_tmpdir(), *out = NULL, cmd[8192], r0[1024], r1[1024];
@@ -366,6 +367,15 @@ START_TEST(runs_pooled)
     ck_assert_str_eq(ca, cb);
     free(ca);
     free(cb);
+    /* traces of one rank from two different jobs are refused */
+    char other[1024];
+    fixture(other, sizeof(other), "torch215_b0.01_rank0.json.gz");
+    snprintf(cmd, sizeof(cmd), "import %s %s -o %s/mixed", r0, other, dir);
+    rc = tu_herd(cmd, &out);
+    ck_assert_msg(rc == 2 && strstr(out, "are both rank 0 but not runs of "
+                                         "one job"),
+                  "%d: %s", rc, out);
+    free(out);
     uint64_t ga[64], gb[64];
     size_t na = trace_allreduce_counts(a, ga, 64);
     size_t nb = trace_allreduce_counts(b, gb, 64);
