@@ -32,7 +32,9 @@ static const char usage[] =
     "                        all_to_all\n"
     "  --algo A              auto (default), ring, tree, rhd, direct,\n"
     "                        binomial, hier, rd, nccl (NCCL's own; on sim its\n"
-    "                        model: docs/nccl-model.md); on mpi, auto is\n"
+    "                        model: docs/nccl-model.md), gloo (PyTorch's\n"
+    "                        gloo backend; on sim its model:\n"
+    "                        docs/network-model.md); on mpi, auto is\n"
     "                        MPI's own collective\n"
     "  -b, --minbytes B      smallest size (default 32MiB)\n"
     "  -e, --maxbytes B      largest size (default 32MiB)\n"
@@ -319,7 +321,8 @@ static int validate(perf_args_t *a)
         (p->maxbytes - p->minbytes) / p->stepbytes > 100000)
         return cli_usage_error("perf", "more than 100000 sizes: use a "
                                        "larger -i or -f");
-    if (p->algo != HERD_ALGO_NCCL && !core_sched_supports(p->algo, p->coll))
+    if (!core_sched_is_library(p->algo) &&
+        !core_sched_supports(p->algo, p->coll))
         return cli_usage_error("perf", "algorithm %s does not implement %s",
                                herd_algo_name(p->algo),
                                herd_coll_name(p->coll));

@@ -339,8 +339,8 @@ static int sim_sweep_filter(trace_sweep_t *sw)
 {
     int k = 0;
     for (int i = 0; i < sw->nalgos; i++) {
-        /* nccl: the simulator's NCCL model runs every collective */
-        if (sw->algos[i] == HERD_ALGO_NCCL ||
+        /* nccl, gloo: the simulator models every collective of theirs */
+        if (core_sched_is_library(sw->algos[i]) ||
             core_sched_supports(sw->algos[i], sw->coll))
             sw->algos[k++] = sw->algos[i];
         else

@@ -6,7 +6,8 @@
  * ring. Within a channel every per-step block is cut into chunks; chunk j
  * of step s+1 depends only on chunk j of step s, so chunks stream around
  * the ring. Steps are emitted step-major (all chunks of step s before step
- * s+1), which is also the FIFO order on each connection.
+ * s+1), which is also the FIFO order on each connection; each chunk's
+ * send before its receive, or (all_reduce with desc->recv_first) after.
  *
  * Rank r's schedule is rank 0's with peers rotated by r whenever the
  * sizes of what it sends do not depend on r, and is so in everything but
@@ -53,7 +54,7 @@ static uint64_t ring_ar_nchunks(const core_alg_t *a, uint64_t n)
 static void ring_ar(ring_t *g, int ch, uint64_t base, uint64_t n)
 {
     core_alg_t *a = g->a;
-    int p = g->p, r = g->r;
+    int p = g->p, r = g->r, rf = a->d->recv_first;
     uint64_t J = ring_ar_nchunks(a, n);
     int64_t *last = core_alg_idx(a, J);
     int64_t *rs_send = core_alg_idx(a, (uint64_t)(p - 1) * J);
@@ -64,13 +65,19 @@ static void ring_ar(ring_t *g, int ch, uint64_t base, uint64_t n)
             uint64_t so, ro;
             uint64_t sl = blk(g, base, n, core_mod(r - s, p), J, j, &so);
             uint64_t rl = blk(g, base, n, core_mod(r - s - 1, p), J, j, &ro);
+            int64_t prev = last[j];
+            if (rf)
+                last[j] = core_alg_step(a, CORE_STEP_RECV_REDUCE, g->prev, ch,
+                                        CORE_BUF_IN, ro, CORE_BUF_OUT, ro, rl,
+                                        NULL, 0);
             rs_send[(uint64_t)s * J + j] =
                 core_alg_step(a, CORE_STEP_SEND, g->next, ch,
                               s == 0 ? CORE_BUF_IN : CORE_BUF_OUT, so,
-                              CORE_BUF_NONE, 0, sl, &last[j], 1);
-            last[j] =
-                core_alg_step(a, CORE_STEP_RECV_REDUCE, g->prev, ch,
-                              CORE_BUF_IN, ro, CORE_BUF_OUT, ro, rl, NULL, 0);
+                              CORE_BUF_NONE, 0, sl, &prev, 1);
+            if (!rf)
+                last[j] = core_alg_step(a, CORE_STEP_RECV_REDUCE, g->prev, ch,
+                                        CORE_BUF_IN, ro, CORE_BUF_OUT, ro, rl,
+                                        NULL, 0);
         }
     }
     for (int s = 0; s < p - 1; s++) {
@@ -78,12 +85,18 @@ static void ring_ar(ring_t *g, int ch, uint64_t base, uint64_t n)
             uint64_t so, ro;
             uint64_t sl = blk(g, base, n, core_mod(r + 1 - s, p), J, j, &so);
             uint64_t rl = blk(g, base, n, core_mod(r - s, p), J, j, &ro);
-            core_alg_step(a, CORE_STEP_SEND, g->next, ch, CORE_BUF_OUT, so,
-                          CORE_BUF_NONE, 0, sl, &last[j], 1);
+            int64_t prev = last[j];
             /* the block arriving was read by this rank's send of step s */
-            last[j] = core_alg_step(a, CORE_STEP_RECV, g->prev, ch,
-                                    CORE_BUF_NONE, 0, CORE_BUF_OUT, ro, rl,
-                                    &rs_send[(uint64_t)s * J + j], 1);
+            if (rf)
+                last[j] = core_alg_step(a, CORE_STEP_RECV, g->prev, ch,
+                                        CORE_BUF_NONE, 0, CORE_BUF_OUT, ro, rl,
+                                        &rs_send[(uint64_t)s * J + j], 1);
+            core_alg_step(a, CORE_STEP_SEND, g->next, ch, CORE_BUF_OUT, so,
+                          CORE_BUF_NONE, 0, sl, &prev, 1);
+            if (!rf)
+                last[j] = core_alg_step(a, CORE_STEP_RECV, g->prev, ch,
+                                        CORE_BUF_NONE, 0, CORE_BUF_OUT, ro, rl,
+                                        &rs_send[(uint64_t)s * J + j], 1);
         }
     }
 out:

@@ -92,6 +92,10 @@ typedef struct core_sched_desc {
     int ranks_per_node;     /* hier: ranks per node (0: nranks) */
     herd_algo_t hier_inter; /* hier: inter-node part, RING (AUTO/0 means
                                ring) or TREE (double binary tree) */
+    int recv_first;         /* ring all_reduce: emit each chunk's receive
+                               before its send, the order in which gloo
+                               posts them (the order matters to a
+                               rendezvous transport: sim/gloo_lower.c) */
     /* The *_v kinds (core/algo_v.c), one entry per rank: all_gather_v and
      * reduce_scatter_v: counts[r] is rank r's block (count must be
      * counts[rank]); all_to_all_v: counts[r] is what this rank sends to
@@ -127,6 +131,14 @@ void core_sched_fini(core_sched_t *sched);
 
 /* 1 if `algo` implements `coll` (AUTO: always). */
 int core_sched_supports(herd_algo_t algo, herd_coll_t coll);
+/* 1 for the algorithms that stand for a library's own implementation
+ * (nccl, gloo): core lowers none of them; the simulator models them
+ * (sim/nccl_lower.c, sim/gloo_lower.c) and real engines run their own
+ * choice instead, as for AUTO. */
+static inline int core_sched_is_library(herd_algo_t algo)
+{
+    return algo == HERD_ALGO_NCCL || algo == HERD_ALGO_GLOO;
+}
 /* The size-based default algorithm for a collective. */
 herd_algo_t core_sched_pick(herd_coll_t coll, int nranks, uint64_t bytes);
 

@@ -76,6 +76,8 @@ static herd_algo_t resolve_algo(const sim_comm_t *c, const core_coll_args_t *a)
     if ((core_coll_is_v(a->coll) || a->coll == HERD_COLL_MONITORED_BARRIER) &&
         (a->algo == HERD_ALGO_AUTO || a->algo == HERD_ALGO_NCCL))
         return HERD_ALGO_DIRECT;
+    /* gloo runs them as direct sends and receives too, under its own
+     * transport: the "gloo" algorithm keeps it (sim/gloo_lower.c) */
     if (a->algo != HERD_ALGO_AUTO)
         return a->algo;
     if (c->w->opts.nccl_model) /* AUTO means NCCL (sim/nccl_model.c) */
@@ -92,7 +94,7 @@ static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
 {
     int p = c->base.size;
     herd_algo_t algo = resolve_algo(c, a);
-    if (algo != HERD_ALGO_NCCL && !core_sched_supports(algo, a->coll))
+    if (!core_sched_is_library(algo) && !core_sched_supports(algo, a->coll))
         return core_comm_error(&c->base, HERD_ERR_UNSUPPORTED,
                                "%s: algorithm %s does not implement it",
                                herd_coll_name(a->coll), herd_algo_name(algo));
@@ -116,6 +118,7 @@ static herd_status_t inst_new(sim_world_t *w, sim_comm_t *c,
     inst->args.label = NULL;
     inst->args.vcounts = inst->args.vrecv = NULL; /* the caller's */
     inst->algo = algo;
+    inst->rdv = algo == HERD_ALGO_GLOO;
     inst->first_rank = c->base.rank;
     inst->t_first = w->now;
     inst->timeout_s = a->timeout_s > 0 ? a->timeout_s : c->base.timeout_s;
@@ -242,7 +245,7 @@ static core_sched_desc_t sched_desc(const sim_world_t *w,
 static int rotational(const sim_world_t *w, const sim_inst_t *inst)
 {
     if (w->opts.real_buffers || w->opts.no_rotation ||
-        inst->algo == HERD_ALGO_NCCL)
+        core_sched_is_library(inst->algo))
         return 0;
     core_sched_desc_t d = sched_desc(w, inst, &inst->args, 0);
     if (core_sched_rotational(&d))
@@ -259,6 +262,8 @@ static int sym_rotational(sim_world_t *w, sim_inst_t *inst)
         return 0;
     if (inst->algo == HERD_ALGO_NCCL)
         return sim_nccl_sym_ok(w, inst);
+    if (inst->rdv) /* who waits for whom depends on arrival order */
+        return 0;
     core_sched_desc_t d = sched_desc(w, inst, &inst->args, 0);
     return core_sched_rotational(&d);
 }
@@ -272,7 +277,8 @@ static herd_status_t lower(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
      * the NCCL model (sim/nccl_model.c). */
     herd_status_t st = inst->algo == HERD_ALGO_NCCL
                            ? sim_nccl_lower(w, inst, c->base.rank, s)
-                           : core_sched_lower(&d, s);
+                       : inst->algo == HERD_ALGO_GLOO ? sim_gloo_lower(&d, s)
+                                                      : core_sched_lower(&d, s);
     if (st != HERD_OK)
         return core_comm_error(
             &c->base, st, "%s: lowering with algorithm %s failed (%s)",
@@ -287,7 +293,10 @@ static void apply_early(sim_world_t *w, sim_inst_t *inst, int m, sim_exec_t *x)
     inst->early[m] = NULL;
     while (e) {
         sim_early_t *n = e->next;
-        sim_exec_deliver(w, x, 0, e->src, e->channel, e->k, e->payload);
+        if (e->k == SIM_EARLY_RTR)
+            sim_exec_rtr(w, x, e->src, e->channel);
+        else
+            sim_exec_deliver(w, x, 0, e->src, e->channel, e->k, e->payload);
         free(e);
         e = n;
     }

@@ -5,7 +5,11 @@
  * matches that peer's k-th receive from us on that channel. A SEND starts
  * a flow on the network model and completes when its last byte left; a
  * RECV completes at max(its own readiness, delivery), a RECV_REDUCE one
- * local reduction later (bytes / cluster.reduce_bw). Steps whose
+ * local reduction later (bytes / cluster.reduce_bw). Under algorithm
+ * "gloo" (inst->rdv) a SEND moves only once the receiver's notice that it
+ * posted the matching receive has come: a RECV that starts sends one, a
+ * small message on the connection to the sender, behind whatever data is
+ * queued there (sim/gloo_lower.c says why that matters). Steps whose
  * dependencies complete at the same instant are started from a work list,
  * never by recursion. With real buffers the data moves and reduces too.
  * The compact per-step state is built by sim/exec_build.c. */
@@ -50,8 +54,18 @@ static void push_work(sim_world_t *w, sim_exec_t *x, uint32_t step)
         w->work_step = b;
         w->work_cap = cap;
     }
-    w->work[w->nwork] = x;
-    w->work_step[w->nwork++] = step;
+    size_t i = w->nwork++;
+    /* gloo's order of posting matters (a notice queues behind data sent
+     * before it): steps of one member that become startable in the same
+     * instant start in schedule order, the smallest index on top */
+    while (x->inst->rdv && i > 0 && w->work[i - 1] == x &&
+           w->work_step[i - 1] < step) {
+        w->work[i] = x;
+        w->work_step[i] = w->work_step[i - 1];
+        i--;
+    }
+    w->work[i] = x;
+    w->work_step[i] = step;
 }
 
 static void release(sim_exec_t *x, uint32_t step)
@@ -221,6 +235,56 @@ static void start_send(sim_exec_t *x, uint32_t step, sim_xconn_t *c, uint32_t k)
         send_failed(x, step, f, st);
 }
 
+/* gloo's ready-to-receive notice: an op preamble of 6 x 8 bytes on the
+ * pair's one connection (gloo/transport/tcp). */
+#define SIM_RTR_BYTES 48
+
+/* Algorithm "gloo": a started receive tells its sender, on the
+ * connection to it, behind the data this member queued there. */
+static void send_rtr(sim_exec_t *x, const sim_xconn_t *c)
+{
+    sim_world_t *w = x->w;
+    sim_flow_t *f = sim_flow_get(w);
+    if (!f) {
+        x->err = HERD_ERR_NO_MEMORY;
+        return;
+    }
+    f->is_p2p = SIM_FLOW_RTR;
+    f->src = x->member;
+    f->dst = c->peer;
+    f->channel = (int)c->channel;
+    f->inst = x->inst;
+    f->payload = NULL;
+    x->inst->inflight++;
+    herd_status_t st = sim_net_flow_start(
+        w->net, w->now, x->world_rank, sim_inst_world_rank(x->inst, c->peer),
+        (int)c->channel, SIM_RTR_BYTES, f);
+    if (st != HERD_OK) {
+        x->inst->inflight--;
+        f->inst = NULL;
+        sim_flow_put(w, f);
+        x->err = st;
+    }
+}
+
+void sim_exec_rtr(sim_world_t *w, sim_exec_t *x, int src, int channel)
+{
+    (void)w;
+    for (uint32_t i = 0; i < x->nconns; i++) {
+        sim_xconn_t *c = &x->conns[i];
+        if (c->peer != src || (int)c->channel != channel || c->n == 0 ||
+            xb_kind(*xw(x, x->list[c->off])) != CORE_STEP_SEND)
+            continue;
+        uint32_t k = c->rtr++;
+        if (k >= c->n)
+            break; /* more receives than sends: the schedules disagree */
+        if (k < c->cur && !frozen(x)) /* the send started and waits */
+            start_send(x, x->list[c->off + k], c, k);
+        return;
+    }
+    x->err = HERD_ERR_INTERNAL;
+}
+
 static void start(sim_exec_t *x, uint32_t step)
 {
     if (frozen(x))
@@ -238,10 +302,14 @@ static void start(sim_exec_t *x, uint32_t step)
     }
     switch (kind) {
     case CORE_STEP_SEND:
-        start_send(x, step, c, k);
+        /* gloo: the send moves when the receiver's notice comes */
+        if (!x->inst->rdv || k < c->rtr)
+            start_send(x, step, c, k);
         break;
     case CORE_STEP_RECV:
     case CORE_STEP_RECV_REDUCE:
+        if (x->inst->rdv)
+            send_rtr(x, c);
         if (*wt & XB_ARRIVED)
             recv_ready(x, step);
         break;

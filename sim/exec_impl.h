@@ -69,6 +69,9 @@ typedef struct sim_xconn {
     uint32_t off, n;
     uint32_t cur;
     uint32_t net;   /* sends: the network model's handle; XS_NONE: not yet */
+    uint32_t rtr;   /* sends, algorithm "gloo": the receiver's
+                       ready-to-receive notices come so far (send k moves
+                       once k < rtr) */
     uint32_t rstep; /* receives: the step of message `rk` */
     union {
         uint32_t rk;    /* receives: messages that came in order */

@@ -88,12 +88,43 @@ static void delivered(sim_world_t *w, sim_flow_t *f)
     sim_inst_maybe_free(w, inst);
 }
 
+/* Algorithm "gloo": a receiver's ready-to-receive notice arrived at the
+ * sender; kept (as an early event) when the sender has not posted yet. */
+static void rtr_delivered(sim_world_t *w, sim_flow_t *f)
+{
+    sim_inst_t *inst = f->inst;
+    sim_exec_t *x = inst->execs[f->dst];
+    if (x) {
+        sim_exec_rtr(w, x, f->src, f->channel);
+    } else if (!(sim_inst_member_state(inst, f->dst) & 6)) {
+        sim_early_t *e = malloc(sizeof(*e));
+        if (e) {
+            *e = (sim_early_t){.src = f->src,
+                               .channel = f->channel,
+                               .k = SIM_EARLY_RTR,
+                               .next = inst->early[f->dst]};
+            inst->early[f->dst] = e;
+        } else if (w->end_status == HERD_OK) {
+            w->end_status = HERD_ERR_NO_MEMORY;
+        }
+    }
+    f->inst = NULL;
+    inst->inflight--;
+    sim_flow_put(w, f);
+    sim_inst_maybe_free(w, inst);
+}
+
 void sim_net_cb(void *ctx, uint64_t t, int is_delivered, void *arg)
 {
     sim_world_t *w = arg;
     sim_flow_t *f = ctx;
     w->now = t;
     w->events++;
+    if (f->is_p2p == SIM_FLOW_RTR) {
+        if (is_delivered)
+            rtr_delivered(w, f);
+        return;
+    }
     if (f->is_p2p) {
         sim_p2p_flow_done(w, f, is_delivered);
         return;

@@ -356,6 +356,12 @@ void sim_exec_step_done(sim_world_t *w, sim_exec_t *x, uint32_t step);
  * rconn: x's receive connection + 1 when the sender knew it, else 0. */
 void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, uint32_t rconn, int src,
                       int channel, uint32_t k, void *payload);
+/* Algorithm "gloo" (inst->rdv): member `src` posted a receive from x's
+ * member on `channel`, and its notice arrived: x's next send to it on
+ * that channel may move (sim/exec.c). */
+void sim_exec_rtr(sim_world_t *w, sim_exec_t *x, int src, int channel);
+/* Algorithm "gloo": core/ schedules shaped like gloo's (sim/gloo_lower.c). */
+herd_status_t sim_gloo_lower(const core_sched_desc_t *desc, core_sched_t *out);
 void sim_world_drain(sim_world_t *w);
 void sim_net_cb(void *ctx, uint64_t t, int delivered, void *arg);
 
@@ -369,10 +375,11 @@ int sim_p2p_unmatched(const sim_req_t *req);
 /* A message that reached a member before it posted the collective. */
 typedef struct sim_early {
     int src, channel;
-    uint32_t k;
+    uint32_t k; /* SIM_EARLY_RTR: a ready-to-receive notice */
     void *payload;
     struct sim_early *next;
 } sim_early_t;
+#define SIM_EARLY_RTR UINT32_MAX
 
 /* One collective (group, seq), shared by its members. The first poster's
  * arguments are the reference; later posters are checked against them. */
@@ -384,6 +391,8 @@ struct sim_inst {
     int *world_ranks;      /* group rank -> world rank (copy); NULL: id */
     core_coll_args_t args; /* first poster's (label not kept) */
     herd_algo_t algo;
+    int rdv; /* algorithm "gloo": a send moves only once the receiver's
+                ready-to-receive notice has come (sim/exec.c) */
     int first_rank;            /* group rank of the first poster */
     sim_diag_class_t mismatch; /* NONE unless a poster disagreed */
     int nposted, ndone;
@@ -417,7 +426,8 @@ void sim_inst_member_done(sim_world_t *w, sim_inst_t *inst, int member,
 
 /* Flow contexts (sim/exec.c): what a net callback is about. */
 typedef struct sim_flow {
-    uint8_t is_p2p;
+    uint8_t is_p2p; /* 1: point-to-point; SIM_FLOW_RTR: a receiver's
+                       ready-to-receive notice (algorithm "gloo") */
     uint8_t pad[3];
     int src, dst;  /* collective: group ranks; p2p unused */
     uint32_t step; /* sender's step */
@@ -435,6 +445,8 @@ typedef struct sim_flow {
     void *payload; /* real buffers: the message */
     struct sim_flow *next_free;
 } sim_flow_t;
+
+#define SIM_FLOW_RTR 2
 
 sim_flow_t *sim_flow_get(sim_world_t *w);
 void sim_flow_put(sim_world_t *w, sim_flow_t *f);

@@ -300,8 +300,8 @@ SCN_ENUM_FIELD(scn_f_dtype, herd_dtype_t, scn_dtype_parse, SCN_FORM_DTYPE)
 SCN_ENUM_FIELD(scn_f_op, herd_op_t, scn_op_parse, SCN_FORM_OP)
 
 /* collectives.algorithm: the algorithm of every collective it implements
- * (the others keep auto; send/recv have none). AUTO and NCCL (NCCL's own
- * implementation) apply to all. */
+ * (the others keep auto; send/recv have none). AUTO and the libraries'
+ * own implementations (nccl, gloo) apply to all. */
 static herd_status_t scn_f_algo_all(scn_ctx_t *c, struct fy_node *n, void *base,
                                     const scn_field_t *f)
 {
@@ -313,7 +313,7 @@ static herd_status_t scn_f_algo_all(scn_ctx_t *c, struct fy_node *n, void *base,
     for (int i = 0; i < HERD_COLL_COUNT; i++) {
         if (i == HERD_COLL_SEND || i == HERD_COLL_RECV)
             continue;
-        if (v == HERD_ALGO_AUTO || v == HERD_ALGO_NCCL ||
+        if (v == HERD_ALGO_AUTO || core_sched_is_library((herd_algo_t)v) ||
             core_sched_supports((herd_algo_t)v, (herd_coll_t)i)) {
             algo[i] = (herd_algo_t)v;
             k++;

@@ -81,7 +81,10 @@ typedef enum herd_coll {
 
 /* Collective algorithms (core/ lowers each into per-rank schedules).
  * AUTO lets the engine choose by size; NCCL means "NCCL's own
- * implementation" on the nccl engine and its model in the simulator. */
+ * implementation" on the nccl engine and its model in the simulator;
+ * GLOO means PyTorch's gloo backend: its algorithms and its rendezvous
+ * transport, modelled in the simulator (other engines run their own
+ * choice, as for AUTO). */
 #define HERD_ALGO_LIST(X)                                                      \
     X(HERD_ALGO_AUTO, "auto")                                                  \
     X(HERD_ALGO_RING, "ring")                                                  \
@@ -91,7 +94,8 @@ typedef enum herd_coll {
     X(HERD_ALGO_BINOMIAL, "binomial")                                          \
     X(HERD_ALGO_HIER, "hier")                                                  \
     X(HERD_ALGO_RD, "rd")                                                      \
-    X(HERD_ALGO_NCCL, "nccl")
+    X(HERD_ALGO_NCCL, "nccl")                                                  \
+    X(HERD_ALGO_GLOO, "gloo")
 
 typedef enum herd_algo {
 #define HERD_ALGO_ENUM_(e, s) e,

@@ -226,7 +226,9 @@ static void fill_rec(nccl_req_t *q, const herd_comm_t *c,
     r->group = c->group_id;
     r->seq = a->seq;
     r->coll = a->coll;
-    r->algo = a->algo == HERD_ALGO_AUTO ? HERD_ALGO_NCCL : a->algo;
+    r->algo = a->algo == HERD_ALGO_AUTO || core_sched_is_library(a->algo)
+                  ? HERD_ALGO_NCCL
+                  : a->algo;
     r->dtype = a->dtype;
     r->op = a->op;
     r->count = a->count;
@@ -254,7 +256,7 @@ static herd_status_t launch(nccl_comm_t *c, const core_coll_args_t *a,
         return reduce_scatter_v(c, a, dt, q->deadline_s);
     int own = core_coll_is_v(a->coll) || a->coll == HERD_COLL_MONITORED_BARRIER;
     int custom = !own && a->algo != HERD_ALGO_AUTO &&
-                 a->algo != HERD_ALGO_NCCL && a->coll != HERD_COLL_SEND &&
+                 !core_sched_is_library(a->algo) && a->coll != HERD_COLL_SEND &&
                  a->coll != HERD_COLL_RECV;
     if (custom)
         return nccl_sched_post(c, a);

@@ -34,7 +34,7 @@ static herd_status_t lower_coll(tcp_op_t *op, const core_coll_args_t *a)
 {
     herd_comm_t *c = &op->comm->base;
     herd_algo_t algo = a->algo;
-    if (algo == HERD_ALGO_AUTO || algo == HERD_ALGO_NCCL)
+    if (algo == HERD_ALGO_AUTO || core_sched_is_library(algo))
         algo = core_sched_pick(a->coll, c->size, a->count * op->esize);
     return core_sched_lower_call(c, a, algo, op->esize, op->w->local_size,
                                  &op->sched);

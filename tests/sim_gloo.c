@@ -1,0 +1,251 @@
+/* tests/sim_gloo.c - algorithm "gloo" in the simulator (sim/gloo_lower.c,
+ * the rendezvous transport in sim/exec.c): results of every collective
+ * with real buffers; and the timing that follows from gloo's posting
+ * order, in closed form on one 2-node link: ranks that post together
+ * move both directions at once (all_gather in the link time T), while a
+ * rank posting later than the notice's latency puts its data ahead of
+ * its own notice, so an all_gather takes 1.5 T (gloo sends each block as
+ * two halves) and an all_reduce (receives posted first) does not slow
+ * down; with three ranks the notices go to the other neighbour and
+ * nothing waits. A rank that never posts is still diagnosed as a hang. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <herd/herd.h>
+#include <herd/sim.h>
+
+#include "support/testutil.h"
+
+#define MAXP 5
+#define BW 50e6   /* bytes/s */
+#define LAT 50e-6 /* s */
+
+typedef struct job {
+    herd_coll_t coll;
+    herd_algo_t algo;
+    size_t count;
+    double late_s; /* rank 1 posts this much later */
+    int skip;      /* this rank never posts (-1: none) */
+    double t[MAXP];
+    herd_status_t st[MAXP];
+    int bad[MAXP];
+} job_t;
+
+static herd_init_t sim_init(herd_sim_opts_t *o, int p, int real)
+{
+    herd_sim_opts_init(o);
+    o->cluster.nodes = p;
+    o->cluster.gpus_per_node = 1;
+    o->cluster.inter.bandwidth = BW;
+    o->cluster.inter.latency = LAT;
+    o->real_buffers = real;
+    herd_init_t init = {.backend = "sim", .engine_opts = o};
+    return init;
+}
+
+static herd_status_t post(herd_comm_t *c, const job_t *j, int *in, int *out)
+{
+    size_t n = j->count;
+    switch (j->coll) {
+    case HERD_COLL_ALL_REDUCE:
+        return herd_all_reduce(c, in, out, n, HERD_INT32, HERD_SUM, NULL);
+    case HERD_COLL_ALL_GATHER:
+        return herd_all_gather(c, in, out, n, HERD_INT32, NULL);
+    case HERD_COLL_REDUCE_SCATTER:
+        return herd_reduce_scatter(c, in, out, n, HERD_INT32, HERD_SUM, NULL);
+    case HERD_COLL_BROADCAST:
+        return herd_broadcast(c, out, n, HERD_INT32, 0, NULL);
+    default:
+        return herd_barrier(c, NULL);
+    }
+}
+
+/* What rank `me` of p must hold after the call, input rank r element i
+ * being r * 1000 + i (broadcast: root 0's). */
+static int check(const job_t *j, int me, int p, const int *out)
+{
+    size_t n = j->count;
+    for (size_t i = 0; i < n * (size_t)p; i++) {
+        int want;
+        switch (j->coll) {
+        case HERD_COLL_ALL_REDUCE:
+        case HERD_COLL_REDUCE_SCATTER: {
+            size_t e = j->coll == HERD_COLL_ALL_REDUCE ? i : me * n + i;
+            if (i >= n)
+                return 0;
+            want = 0;
+            for (int r = 0; r < p; r++)
+                want += r * 1000 + (int)e;
+            break;
+        }
+        case HERD_COLL_ALL_GATHER:
+            want = (int)(i / n) * 1000 + (int)(i % n);
+            break;
+        case HERD_COLL_BROADCAST:
+            if (i >= n)
+                return 0;
+            want = (int)i;
+            break;
+        default:
+            return 0;
+        }
+        if (out[i] != want)
+            return 1;
+    }
+    return 0;
+}
+
+static int prog(herd_comm_t *c, void *arg)
+{
+    job_t *j = arg;
+    int me = herd_comm_rank(c), p = herd_comm_size(c);
+    size_t n = j->count * (size_t)p;
+    int *in = calloc(n, sizeof(int)), *out = calloc(n, sizeof(int));
+    for (size_t i = 0; i < n; i++) {
+        size_t e = j->coll == HERD_COLL_REDUCE_SCATTER ? i : i % j->count;
+        in[i] = me * 1000 + (int)e;
+        out[i] = j->coll == HERD_COLL_BROADCAST && me == 0 ? (int)i : -1;
+    }
+    herd_comm_set_algo(c, j->coll, j->algo);
+    if (me == 1 && j->late_s > 0)
+        herd_compute(c, j->late_s, "late");
+    if (me != j->skip) {
+        uint64_t t0 = herd_now(c);
+        j->st[me] = post(c, j, in, out);
+        j->t[me] = (double)(herd_now(c) - t0) * 1e-9;
+        j->bad[me] = check(j, me, p, out);
+    }
+    free(in);
+    free(out);
+    return 0;
+}
+
+static herd_status_t run(job_t *j, int p, int real)
+{
+    herd_sim_opts_t o;
+    herd_init_t init = sim_init(&o, p, real);
+    herd_run_info_t info;
+    herd_status_t st = herd_run(&init, prog, j, &info);
+    herd_run_info_clear(&info);
+    return st;
+}
+
+static const herd_coll_t kinds[] = {HERD_COLL_ALL_REDUCE, HERD_COLL_ALL_GATHER,
+                                    HERD_COLL_REDUCE_SCATTER,
+                                    HERD_COLL_BROADCAST, HERD_COLL_BARRIER};
+
+START_TEST(results)
+{
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+        for (int p = 1; p <= MAXP; p++)
+            for (size_t n = 1; n <= 9; n += 4) {
+                job_t j = {.coll = kinds[k],
+                           .algo = HERD_ALGO_GLOO,
+                           .count = n,
+                           .late_s = 1e-3 * (p % 2),
+                           .skip = -1};
+                ck_assert_int_eq(run(&j, p, 1), HERD_OK);
+                for (int r = 0; r < p; r++) {
+                    ck_assert_int_eq(j.st[r], HERD_OK);
+                    ck_assert_msg(!j.bad[r], "%s p=%d n=%zu: rank %d wrong",
+                                  herd_coll_name(kinds[k]), p, n, r);
+                }
+            }
+}
+END_TEST
+
+/* Time of the early rank (0) from its post, less the late rank's delay,
+ * in units of the link time T of `bytes` each way. */
+static double early_in_T(herd_coll_t coll, herd_algo_t algo, int p,
+                         double late_s, double bytes_each_way)
+{
+    job_t j = {.coll = coll,
+               .algo = algo,
+               .count = 1 << 20,
+               .late_s = late_s,
+               .skip = -1};
+    ck_assert_int_eq(run(&j, p, 0), HERD_OK);
+    return (j.t[0] - late_s) / (bytes_each_way / BW);
+}
+
+START_TEST(all_gather_together)
+{
+    /* 4 MiB each way: both directions at once, one link time */
+    double x = early_in_T(HERD_COLL_ALL_GATHER, HERD_ALGO_GLOO, 2, 0,
+                          4.0 * (1 << 20));
+    ck_assert_msg(x > 0.99 && x < 1.01, "all_gather together: %.3f T", x);
+}
+END_TEST
+
+START_TEST(all_gather_late_rank)
+{
+    double x = early_in_T(HERD_COLL_ALL_GATHER, HERD_ALGO_GLOO, 2, 2e-3,
+                          4.0 * (1 << 20));
+    ck_assert_msg(x > 1.49 && x < 1.51, "all_gather, rank 1 late: %.3f T", x);
+    /* herd's own ring moves at once whoever is late */
+    double e = early_in_T(HERD_COLL_ALL_GATHER, HERD_ALGO_RING, 2, 2e-3,
+                          4.0 * (1 << 20));
+    ck_assert_msg(e > 0.99 && e < 1.01, "ring, rank 1 late: %.3f T", e);
+}
+END_TEST
+
+START_TEST(all_reduce_late_rank)
+{
+    /* 4 MiB all_reduce on 2 ranks: 2 MiB each way per phase, 4 MiB in
+     * all; receives posted first, so lateness costs nothing more */
+    double x = early_in_T(HERD_COLL_ALL_REDUCE, HERD_ALGO_GLOO, 2, 2e-3,
+                          4.0 * (1 << 20));
+    double e = early_in_T(HERD_COLL_ALL_REDUCE, HERD_ALGO_RING, 2, 2e-3,
+                          4.0 * (1 << 20));
+    ck_assert_msg(x > 0.99 && x < 1.03 && x < e * 1.03,
+                  "all_reduce, rank 1 late: gloo %.3f T, ring %.3f T", x, e);
+}
+END_TEST
+
+START_TEST(three_ranks_no_wait)
+{
+    /* the notice goes to the left neighbour, the data to the right */
+    double x = early_in_T(HERD_COLL_ALL_GATHER, HERD_ALGO_GLOO, 3, 2e-3,
+                          8.0 * (1 << 20));
+    double e = early_in_T(HERD_COLL_ALL_GATHER, HERD_ALGO_RING, 3, 2e-3,
+                          8.0 * (1 << 20));
+    ck_assert_msg(x < e * 1.02, "3 ranks: gloo %.3f T, ring %.3f T", x, e);
+}
+END_TEST
+
+START_TEST(missing_rank_hangs)
+{
+    job_t j = {.coll = HERD_COLL_ALL_GATHER,
+               .algo = HERD_ALGO_GLOO,
+               .count = 64,
+               .skip = 1};
+    ck_assert_int_eq(run(&j, 2, 0), HERD_ERR_HANG);
+}
+END_TEST
+
+START_TEST(scenario_spelling)
+{
+    char *out = NULL;
+    int rc = tu_herd("perf --engine sim --algo gloo -b 1M -e 1M "
+                     "--nodes 2 --gpus-per-node 1",
+                     &out);
+    ck_assert_msg(rc == 0, "herd perf --algo gloo: %d\n%s", rc, out);
+    free(out);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("sim_gloo");
+    TCase *tc = tcase_create("gloo");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, results);
+    tcase_add_test(tc, all_gather_together);
+    tcase_add_test(tc, all_gather_late_rank);
+    tcase_add_test(tc, all_reduce_late_rank);
+    tcase_add_test(tc, three_ranks_no_wait);
+    tcase_add_test(tc, missing_rank_hangs);
+    tcase_add_test(tc, scenario_spelling);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
