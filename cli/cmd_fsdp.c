@@ -83,6 +83,11 @@ int cli_fsdp_simulate(const trace_scenario_t *sc, const fsdp_job_t *job,
         return 2;
     }
     cli_wl_comm_settings(sc, prog->algo, &prog->channels, &prog->chunk_bytes);
+    /* backend gloo: gloo's own algorithms and transport (sim/gloo_lower.c)
+     * wherever the scenario names no algorithm */
+    for (int c = 0; job->cfg.gloo && c < HERD_COLL_COUNT; c++)
+        if (prog->algo[c] == HERD_ALGO_AUTO)
+            prog->algo[c] = HERD_ALGO_GLOO;
     col->next_cb = extra_cb;
     col->next_arg = extra_arg;
     herd_init_t init = cli_wl_sim_init(sc, job->world, fsdp_collect_cb, col);
