@@ -1,8 +1,10 @@
 # plots/wl_step.gp - the Gantt chart of one training step: for each rank
 # drawn, a row per stream (compute, data loading, all_gather,
-# reduce_scatter, all_reduce, p2p, ...), time in ms from the step's
-# start, and in red on the compute row the time the compute stream sat
-# idle while communication was in flight (exposed communication).
+# reduce_scatter, all_reduce, send, recv, ...; a kind with ops in flight
+# together has numbered rows, so no row holds two bars at once), time in
+# ms from the step's start, and in red on the compute row the time the
+# compute stream sat idle while communication was in flight (exposed
+# communication).
 # Not run by itself: herd writes NAME.gp = a preamble setting
 #   data out ttl sub nrows nranks step_ms nst sn[] sc[] and the y tics
 # followed by this text (trace/plot_step.c; columns of the .dat there).

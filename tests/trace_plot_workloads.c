@@ -282,6 +282,14 @@ static const char *streams(const herd_tl_rec_t *r, int *order, void *arg)
     return r->coll == HERD_COLL_ALL_GATHER ? "all_gather" : "reduce_scatter";
 }
 
+/* streams() with all_reduce as a third stream */
+static const char *streams3(const herd_tl_rec_t *r, int *order, void *arg)
+{
+    if (r->kind == HERD_TL_COLL && r->coll == HERD_COLL_ALL_REDUCE)
+        return *order = 3, "all_reduce";
+    return streams(r, order, arg);
+}
+
 /* Two ranks, two steps: the last is drawn from 100 ms; rank 1's compute
  * waits for its all_gather from 110 to 120 ms (exposed), while rank 0's
  * all_gather hides behind compute. */
@@ -344,6 +352,174 @@ START_TEST(test_step_gantt)
         trace_plot_step(&q, dir, "none", plots, NULL, err, sizeof(err)),
         HERD_ERR_NOT_FOUND);
     has(err, "no \"step\" mark");
+}
+END_TEST
+
+/* ---- every stream on a row of its own ------------------------------- */
+
+#define MAX_ROWS 256
+
+typedef struct bar {
+    int row, kind, rank;
+    double a, b;
+    int exposed;
+} bar_t;
+
+/* The step chart's row labels (the y tics) into lab[row]; returns the
+ * rows, each labelled exactly once. */
+static int gantt_labels(const char *gp, char lab[][128])
+{
+    const char *p = strstr(gp, "set ytics (");
+    ck_assert_ptr_nonnull(p);
+    p += strlen("set ytics (");
+    int n = 0, seen[MAX_ROWS] = {0};
+    while (*p == '\'') {
+        const char *e = strchr(p + 1, '\'');
+        ck_assert_ptr_nonnull(e);
+        int row = atoi(e + 1);
+        ck_assert_msg(row >= 0 && row < MAX_ROWS && !seen[row],
+                      "row %d labelled twice or out of range", row);
+        seen[row] = 1;
+        snprintf(lab[row], 128, "%.*s", (int)(e - p - 1), p + 1);
+        n++;
+        p = strpbrk(e + 1, ",)");
+        ck_assert_ptr_nonnull(p);
+        p += *p == ',' ? 2 : 1;
+    }
+    for (int r = 0; r < n; r++)
+        ck_assert_msg(seen[r], "row %d has no label", r);
+    return n;
+}
+
+/* The chart's bars (step.dat's lines); *n their count. */
+static bar_t *gantt_bars(const char *dat, size_t *n)
+{
+    size_t cap = 64;
+    bar_t *v = malloc(cap * sizeof(*v));
+    ck_assert_ptr_nonnull(v);
+    *n = 0;
+    for (const char *p = dat; *p;) {
+        const char *e = strchr(p, '\n');
+        char label[128] = "";
+        bar_t b = {0};
+        if (*p != '#' && *p != '\n' &&
+            sscanf(p, "%d\t%lf\t%lf\t%d\t%d\t%127[^\n]", &b.row, &b.a, &b.b,
+                   &b.kind, &b.rank, label) == 6) {
+            b.exposed = !strcmp(label, "exposed");
+            if (*n == cap) {
+                cap *= 2;
+                v = realloc(v, cap * sizeof(*v));
+                ck_assert_ptr_nonnull(v);
+            }
+            v[(*n)++] = b;
+        }
+        p = e ? e + 1 : p + strlen(p);
+    }
+    return v;
+}
+
+/* Every bar on a labelled row named after its own stream ("rank R NAME"
+ * or "rank R NAME #k"; exposed time on "rank R compute"), and no two
+ * bars of a row at once: two streams never share a row. Returns the
+ * number of bars (not exposed). */
+static int gantt_rows_apart(const char *dat, const char *gp)
+{
+    static char lab[MAX_ROWS][128];
+    char sn[32][96] = {{0}};
+    int nrows = gantt_labels(gp, lab), nst = 0, bars = 0;
+    for (const char *p = gp; (p = strstr(p, "\nsn[")) != NULL; p++) {
+        int k = atoi(p + 4);
+        const char *q = strchr(p, '\'');
+        const char *e = q ? strchr(q + 1, '\'') : NULL;
+        ck_assert(k >= 1 && k <= 32 && e);
+        snprintf(sn[k - 1], sizeof(sn[0]), "%.*s", (int)(e - q - 1), q + 1);
+        nst = k > nst ? k : nst;
+    }
+    size_t n;
+    bar_t *v = gantt_bars(dat, &n);
+    for (size_t i = 0; i < n; i++) {
+        const bar_t *b = &v[i];
+        ck_assert_msg(b->row >= 0 && b->row < nrows, "row %d of %d", b->row,
+                      nrows);
+        ck_assert(b->kind >= 0 && b->kind < nst);
+        char want[160];
+        size_t wl = (size_t)snprintf(want, sizeof(want), "rank %d %s", b->rank,
+                                     b->exposed ? "compute" : sn[b->kind]);
+        const char *l = lab[b->row];
+        ck_assert_msg(
+            !strncmp(l, want, wl) &&
+                (!l[wl] || (!b->exposed && l[wl] == ' ' && l[wl + 1] == '#')),
+            "a bar of '%s' on row %d '%s'", want, b->row, l);
+        bars += !b->exposed;
+        for (size_t j = i + 1; j < n && !b->exposed; j++)
+            ck_assert_msg(v[j].exposed || v[j].row != b->row ||
+                              v[j].a >= b->b || b->a >= v[j].b,
+                          "row %d '%s': bars %.6f-%.6f and %.6f-%.6f at once",
+                          b->row, l, b->a, b->b, v[j].a, v[j].b);
+    }
+    free(v);
+    return bars;
+}
+
+/* A bar of stream `kind` (sn[kind + 1]) on rank 0 while one of `other`
+ * runs: the two streams side by side. */
+static int side_by_side(const char *dat, int kind, int other)
+{
+    size_t n;
+    int found = 0;
+    bar_t *v = gantt_bars(dat, &n);
+    for (size_t i = 0; i < n && !found; i++)
+        for (size_t j = 0; j < n && !found && v[i].kind == kind && !v[i].rank;
+             j++)
+            found = v[j].kind == other && !v[j].rank && !v[j].exposed &&
+                    v[j].a < v[i].b && v[i].a < v[j].b;
+    free(v);
+    return found;
+}
+
+/* Ops of one kind in flight together (DDP's comm_streams 2, a
+ * pipeline's posted sends) get a row each, the kind's name numbered;
+ * FSDP's all_gather and reduce_scatter streams side by side keep a row
+ * each. */
+START_TEST(test_step_gantt_streams)
+{
+    herd_tl_rec_t r[] = {
+        rec(0, HERD_TL_MARK, 0, 0, 0, "step"),
+        rec(0, HERD_TL_COMPUTE, 0, 0, 50, "backward"),
+        rec(0, HERD_TL_COLL, HERD_COLL_ALL_GATHER, 5, 25, "all_gather u2"),
+        rec(0, HERD_TL_COLL, HERD_COLL_REDUCE_SCATTER, 10, 30,
+            "reduce_scatter u3"),
+        rec(0, HERD_TL_COLL, HERD_COLL_REDUCE_SCATTER, 30, 40,
+            "reduce_scatter u2"),
+        rec(0, HERD_TL_COLL, HERD_COLL_ALL_REDUCE, 10, 20, "bucket 0"),
+        rec(0, HERD_TL_COLL, HERD_COLL_ALL_REDUCE, 15, 35, "bucket 1"),
+        rec(0, HERD_TL_COLL, HERD_COLL_ALL_REDUCE, 20, 30, "bucket 2"),
+        rec(1, HERD_TL_MARK, 0, 0, 0, "step"),
+        rec(1, HERD_TL_COMPUTE, 0, 0, 45, "backward"),
+        rec(1, HERD_TL_COLL, HERD_COLL_ALL_REDUCE, 10, 20, "bucket 0"),
+    };
+    int ranks[] = {0, 1};
+    trace_step_plot_t p = {
+        "job", NULL, r, sizeof(r) / sizeof(r[0]), ranks, 2, -1, streams3, NULL};
+    char err[512] = "";
+    ck_assert_msg(trace_plot_step(&p, dir, "step", plots, NULL, err,
+                                  sizeof(err)) == HERD_OK,
+                  "%s", err);
+    char *dat = file("step.dat"), *gp = file("step.gp");
+    /* rank 0 has two all_reduces at once (buckets 0 and 1, then 1 and 2):
+     * two all_reduce rows for both ranks, buckets 0 and 2 on the first */
+    has(gp, "nrows = 10\n");
+    has(gp, "'rank 0 compute' 0, 'rank 0 all_gather' 1, 'rank 0 "
+            "reduce_scatter' 2, 'rank 0 all_reduce #1' 3, 'rank 0 "
+            "all_reduce #2' 4, 'rank 1 compute' 5");
+    has(dat, "3\t10.000000\t20.000000\t3\t0\tbucket 0\n");
+    has(dat, "4\t15.000000\t35.000000\t3\t0\tbucket 1\n");
+    has(dat, "3\t20.000000\t30.000000\t3\t0\tbucket 2\n");
+    has(dat, "2\t30.000000\t40.000000\t2\t0\treduce_scatter u2\n");
+    has(dat, "8\t10.000000\t20.000000\t3\t1\tbucket 0\n");
+    ck_assert_int_eq(gantt_rows_apart(dat, gp), 9);
+    free(dat);
+    free(gp);
 }
 END_TEST
 
@@ -504,7 +680,9 @@ START_TEST(test_cli_run_plots)
     gp = file("p/step.gp");
     char *mem = file("p/memory.dat"), f[64];
     has(gp, "'rank 0 tp all_reduce'");
-    has(gp, "'rank 0 pp p2p'");
+    has(gp, "'rank 0 pp send"); /* sends and receives: streams apart */
+    has(gp, "'rank 0 pp recv'");
+    ck_assert_int_gt(gantt_rows_apart(dat, gp), 0);
     ck_assert_int_eq(dat_lines(mem), 1);
     ck_assert(dat_field(mem, 0, 1, f, sizeof(f)));
     ck_assert_str_eq(f, "tp 2 x pp 2 x dp 2");
@@ -513,6 +691,48 @@ START_TEST(test_cli_run_plots)
     free(gp);
     free(mem);
     free(out);
+}
+END_TEST
+
+/* herd fsdp run --plots with fsdp.comm_streams 2: the all_gather and
+ * reduce_scatter streams run side by side, each on its own row of every
+ * rank drawn (and the hybrid all_reduce after the reduce_scatter); DDP
+ * with two streams gets two all_reduce rows. */
+START_TEST(test_cli_step_streams)
+{
+    free(herd_in("fsdp run '%s' --set fsdp.steps=2 --set cluster.nodes=1 "
+                 "--set fsdp.comm_streams=2 --quiet --plots f",
+                 "scenarios/fsdp-gpt2-8n.yaml", 0));
+    char *dat = file("f/step.dat"), *gp = file("f/step.gp");
+    has(gp, "'rank 0 compute' 0, 'rank 0 all_gather' 1, 'rank 0 "
+            "reduce_scatter' 2, 'rank 1 compute' 3, 'rank 1 all_gather' 4, "
+            "'rank 1 reduce_scatter' 5, 'rank 4 compute' 6");
+    has(gp, "sn[2] = 'all_gather'\n");
+    has(gp, "sn[3] = 'reduce_scatter'\n");
+    ck_assert_int_gt(gantt_rows_apart(dat, gp), 0);
+    ck_assert(side_by_side(dat, 1, 2));
+    free(dat);
+    free(gp);
+    free(herd_in("fsdp run '%s' --set fsdp.steps=2 --set cluster.nodes=1 "
+                 "--set fsdp.comm_streams=2 --set fsdp.strategy=HYBRID_SHARD "
+                 "--set fsdp.shard_group_size=4 --quiet --plots h",
+                 "scenarios/fsdp-gpt2-8n.yaml", 0));
+    dat = file("h/step.dat");
+    gp = file("h/step.gp");
+    has(gp, "'rank 0 reduce_scatter' 2, 'rank 0 all_reduce' 3, 'rank 1 "
+            "compute' 4");
+    ck_assert_int_gt(gantt_rows_apart(dat, gp), 0);
+    free(dat);
+    free(gp);
+    free(herd_in("ddp run '%s' --set ddp.steps=2 --set ddp.comm_streams=2 "
+                 "--quiet --plots d",
+                 "scenarios/ddp-gpt2-4n.yaml", 0));
+    dat = file("d/step.dat");
+    gp = file("d/step.gp");
+    has(gp, "'rank 0 all_reduce #1' 1, 'rank 0 all_reduce #2' 2");
+    ck_assert_int_gt(gantt_rows_apart(dat, gp), 0);
+    free(dat);
+    free(gp);
 }
 END_TEST
 
@@ -526,6 +746,7 @@ int main(void)
     tcase_add_test(tc, test_sweep_two_keys_unfit);
     tcase_add_test(tc, test_memory_parts_add_up);
     tcase_add_test(tc, test_step_gantt);
+    tcase_add_test(tc, test_step_gantt_streams);
     suite_add_tcase(s, tc);
     TCase *cli = tcase_create("cli");
     tcase_set_timeout(cli, 300);
@@ -535,6 +756,7 @@ int main(void)
     tcase_add_test(cli, test_cli_fsdp_strategies);
     tcase_add_test(cli, test_cli_sim_step);
     tcase_add_test(cli, test_cli_run_plots);
+    tcase_add_test(cli, test_cli_step_streams);
     suite_add_tcase(s, cli);
     return tu_run_suite(s);
 }

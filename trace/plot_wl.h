@@ -122,7 +122,9 @@ typedef struct trace_step_plot {
 } trace_step_plot_t;
 
 /* DIR/NAME.dat (one line per interval: row, start and end in ms from the
- * step's start, its stream, rank, label; the compute stream's idle time
+ * step's start, its stream, rank, label; a row per stream of each rank,
+ * numbered "NAME #k" where ops of one stream name overlap on a rank, so
+ * no row holds two at once; the compute stream's idle time
  * while communication is in flight as "exposed" intervals on the compute
  * row) and DIR/NAME.gp (plots/wl_step.gp). *step_out: the step drawn.
  * HERD_ERR_NOT_FOUND (err says why) when no drawn rank has that step. */

@@ -55,11 +55,9 @@ const char *wl_report_stream(const herd_tl_rec_t *rec, int *order, void *arg)
     if (!made) {
         for (int g = 0; g < WL_NGROUPS; g++)
             for (int c = 0; c < HERD_COLL_COUNT; c++) {
-                const char *op = c == HERD_COLL_SEND || c == HERD_COLL_RECV
-                                     ? "p2p"
-                                     : herd_coll_name((herd_coll_t)c);
                 snprintf(names[g][c], sizeof(names[g][c]), "%s%s%s",
-                         stream_groups[g], g ? " " : "", op);
+                         stream_groups[g], g ? " " : "",
+                         herd_coll_name((herd_coll_t)c));
             }
         made = 1;
     }
@@ -72,11 +70,12 @@ const char *wl_report_stream(const herd_tl_rec_t *rec, int *order, void *arg)
     if (rec->kind != HERD_TL_COLL || (int)rec->coll < 0 ||
         rec->coll >= HERD_COLL_COUNT)
         return NULL;
-    /* FSDP's order: all_gather above reduce_scatter above all_reduce */
+    /* FSDP's order: all_gather above reduce_scatter above all_reduce;
+     * a pipeline's sends and receives run on streams of their own */
     static const int rank_of[] = {
         [HERD_COLL_ALL_GATHER] = 1, [HERD_COLL_REDUCE_SCATTER] = 2,
         [HERD_COLL_ALL_REDUCE] = 3, [HERD_COLL_BROADCAST] = 4,
-        [HERD_COLL_SEND] = 5,       [HERD_COLL_RECV] = 5};
+        [HERD_COLL_SEND] = 5,       [HERD_COLL_RECV] = 6};
     int g = stream_group(rec->label);
     int k = (size_t)rec->coll < sizeof(rank_of) / sizeof(rank_of[0])
                 ? rank_of[rec->coll]

@@ -30,9 +30,9 @@ void wl_diag_outcome(wl_buf_t *d, herd_status_t status,
 /* The stream (Gantt row) of a record of a DDP, FSDP or parallel program,
  * a trace_stream_cb: "compute", "data loading" (compute labelled
  * "data..." or "load..."), then one row per collective kind
- * ("all_gather", "reduce_scatter", "all_reduce", "broadcast", "p2p" for
- * send/recv, ...), prefixed by the group of a parallel program's label
- * ("tp all_reduce", "dp reduce_scatter", "pp p2p", "zero3 all_gather");
+ * ("all_gather", "reduce_scatter", "all_reduce", "broadcast", "send",
+ * "recv", ...), prefixed by the group of a parallel program's label
+ * ("tp all_reduce", "dp reduce_scatter", "pp send", "zero3 all_gather");
  * NULL for waits and marks. `order` sorts the rows. */
 const char *wl_report_stream(const herd_tl_rec_t *rec, int *order, void *arg);
 
