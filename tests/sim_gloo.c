@@ -7,7 +7,10 @@
  * its own notice, so an all_gather takes 1.5 T (gloo sends each block as
  * two halves) and an all_reduce (receives posted first) does not slow
  * down; with three ranks the notices go to the other neighbour and
- * nothing waits. A rank that never posts is still diagnosed as a hang. */
+ * nothing waits. A rank that never posts is still diagnosed as a hang.
+ * FSDP with backend gloo runs algorithm gloo unless the scenario names
+ * one, and charges fsdp.hook_s four times per unit and step. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +237,104 @@ START_TEST(scenario_spelling)
 }
 END_TEST
 
+/* A 2-node FSDP scenario on gloo; `extra` is appended to it. */
+static char *fsdp_scenario(const char *dir, const char *name,
+                           const char *fsdp_extra, const char *extra)
+{
+    char *path = malloc(1024);
+    snprintf(path, 1024, "%s/%s.yaml", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f,
+            "name: %s\ncluster:\n  nodes: 2\n  gpus_per_node: 1\n"
+            "  inter: {bandwidth: 50MB/s, latency: 50us}\n"
+            "workload:\n  fsdp:\n    model: gpt2_small\n"
+            "    backend: gloo\n    steps: 4\n%s%s",
+            name, fsdp_extra, extra);
+    fclose(f);
+    return path;
+}
+
+/* `herd fsdp run` of a scenario: exit status, and from its JSON report
+ * the steady step time and the number of units. */
+static int fsdp_run(const char *path, const char *dir, double *step_s,
+                    int *units, char **out)
+{
+    char args[4096], js[1024];
+    snprintf(js, sizeof(js), "%s/r.json", dir);
+    snprintf(args, sizeof(args), "fsdp run %s --json %s --quiet", path, js);
+    int rc = tu_herd(args, out);
+    if (rc != 0)
+        return rc;
+    char *j = tu_read_file(js);
+    ck_assert_ptr_nonnull(j);
+    char *a = strstr(j, "\"step_s\":"), *b = strstr(j, "\"units\":");
+    ck_assert(a && b);
+    *step_s = strtod(a + 9, NULL);
+    *units = atoi(b + 8);
+    free(j);
+    return 0;
+}
+
+START_TEST(fsdp_gloo_default)
+{
+    char *dir = tu_tmpdir(), *out = NULL;
+    const char *late = "stragglers:\n  ranks: [{rank: 1, compute: 1.3}]\n";
+    char *g = fsdp_scenario(dir, "g", "", late);
+    char *r = fsdp_scenario(dir, "r", "",
+                            "collectives: {algorithm: ring}\nstragglers:\n"
+                            "  ranks: [{rank: 1, compute: 1.3}]\n");
+    double gs, rs;
+    int n;
+    ck_assert_msg(fsdp_run(g, dir, &gs, &n, &out) == 0, "%s", out);
+    free(out);
+    ck_assert_msg(fsdp_run(r, dir, &rs, &n, &out) == 0, "%s", out);
+    free(out);
+    /* rank 1 posts its all_gathers late: gloo's transport makes them
+     * 1.5 link times, herd's ring does not */
+    ck_assert_msg(gs > rs * 1.05, "gloo %g s, ring %g s", gs, rs);
+    free(g);
+    free(r);
+    free(dir);
+}
+END_TEST
+
+START_TEST(fsdp_hook_time)
+{
+    char *dir = tu_tmpdir(), *out = NULL;
+    char *a = fsdp_scenario(dir, "a", "", "");
+    char *b = fsdp_scenario(dir, "b", "    hook_s: 0.002\n", "");
+    double as, bs;
+    int n, m;
+    ck_assert_msg(fsdp_run(a, dir, &as, &n, &out) == 0, "%s", out);
+    free(out);
+    ck_assert_msg(fsdp_run(b, dir, &bs, &m, &out) == 0, "%s", out);
+    free(out);
+    ck_assert_int_eq(n, m);
+    ck_assert_msg(bs - as > 4 * n * 0.002 * 0.999 &&
+                      bs - as < 4 * n * 0.002 * 1.001,
+                  "%d units: %g s without hooks, %g s with", n, as, bs);
+    /* hooks are CPU time: only where the CPU is the device */
+    char *c = fsdp_scenario(dir, "c", "    hook_s: 0.002\n", "");
+    char args[2048];
+    snprintf(args, sizeof(args), "fsdp run %s --set fsdp.backend=nccl --quiet",
+             c);
+    ck_assert_int_eq(tu_herd(args, &out), 2);
+    ck_assert_msg(strstr(out, "fsdp.hook_s: only with backend gloo"), "%s",
+                  out);
+    free(out);
+    snprintf(args, sizeof(args), "fsdp run %s --set fsdp.hook_s=-1 --quiet",
+             c);
+    ck_assert_int_eq(tu_herd(args, &out), 2);
+    ck_assert_msg(strstr(out, "fsdp.hook_s"), "%s", out);
+    free(out);
+    free(a);
+    free(b);
+    free(c);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_gloo");
@@ -246,6 +347,8 @@ int main(void)
     tcase_add_test(tc, three_ranks_no_wait);
     tcase_add_test(tc, missing_rank_hangs);
     tcase_add_test(tc, scenario_spelling);
+    tcase_add_test(tc, fsdp_gloo_default);
+    tcase_add_test(tc, fsdp_hook_time);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -1,12 +1,15 @@
 """Predicted against measured for bench/torch_fsdp/run.sh: one herd
 prediction per configuration (strategy x backward_prefetch) from the
-exported model file, FSDP's measured compute overhead and the links herd
-calibrate measured, beside the median of the real steps (every rank,
-every round pooled).  Prints a TSV table."""
+exported model file (its compute, and the spread of its samples as the
+compute jitter), FSDP's measured overhead (hook time and what is left of
+a compute slowdown) and the links herd calibrate measured, beside the
+median of the real steps (every rank, every round pooled).  Prints a TSV
+table."""
 
 import argparse
 import glob
 import json
+import math
 import os
 import re
 import statistics
@@ -26,8 +29,11 @@ workload:
     backward_prefetch: {prefetch}
     wrap: transformer_block
     compute_scale: {scale}
+    hook_s: {hook}
     optim_states: 0
-    steps: 4
+    steps: 16
+stragglers:
+  jitter: {{kind: lognormal, sigma: {sigma}}}
 seed: 1
 """
 
@@ -53,14 +59,31 @@ def measured(out, strategy, prefetch):
     return (statistics.median(steps) if steps else None), world
 
 
-def predicted(herd, out, strategy, prefetch, world, scale):
+def jitter_sigma(model):
+    """The spread of the compute the exporter measured, as the sigma of a
+    lognormal factor: 1.4826 x the median absolute deviation of the log
+    of every forward, backward and optimizer sample from its phase's
+    median (robust to the odd outlier)."""
+    with open(model) as f:
+        m = json.load(f).get("measured", {})
+    dev = []
+    for k in ("forward_s", "backward_s", "optimizer_s"):
+        logs = [math.log(x) for x in m.get(k, []) if x > 0]
+        if logs:
+            mid = statistics.median(logs)
+            dev += [abs(x - mid) for x in logs]
+    return 1.4826 * statistics.median(dev) if dev else 0.0
+
+
+def predicted(herd, out, strategy, prefetch, world, scale, hook):
     bw, lat = inter_link(os.path.join(out, "calibrate.yaml"))
     path = os.path.join(out, "predict_%s_%s.yaml" % (strategy, prefetch))
     with open(path, "w") as f:
-        f.write(SCENARIO.format(world=world, bw=bw, lat=lat,
-                                model=os.path.join(out, "model.json"),
+        model = os.path.join(out, "model.json")
+        f.write(SCENARIO.format(world=world, bw=bw, lat=lat, model=model,
                                 strategy=strategy, prefetch=prefetch,
-                                scale=scale))
+                                scale=scale, hook=hook,
+                                sigma="%.4f" % jitter_sigma(model)))
     js = path[:-5] + ".json"
     subprocess.run([herd, "fsdp", "run", path, "--json", js, "--quiet"],
                    check=True, stdout=subprocess.DEVNULL)
@@ -75,7 +98,9 @@ def main():
     ap.add_argument("--configs", required=True)
     a = ap.parse_args()
     with open(os.path.join(a.out, "overhead.json")) as f:
-        scale = json.load(f)["compute_scale"]
+        ov = json.load(f)
+    # older captures measured no hooks: their overhead is all compute_scale
+    scale, hook = ov["compute_scale"], ov.get("hook_s", 0)
     print("strategy\tbackward_prefetch\tmeasured_ms\tpredicted_ms\terror_pct")
     for c in a.configs.split():
         strategy, prefetch = c.split(":")
@@ -83,7 +108,7 @@ def main():
         if m is None:
             print("%s\t%s\t-\t-\t-" % (strategy, prefetch))
             continue
-        p = predicted(a.herd, a.out, strategy, prefetch, world, scale)
+        p = predicted(a.herd, a.out, strategy, prefetch, world, scale, hook)
         print("%s\t%s\t%.1f\t%.1f\t%+.1f" % (strategy, prefetch, m * 1e3,
                                              p * 1e3, (p - m) / m * 100))
 

@@ -100,28 +100,40 @@ def run(a):
 def overhead(a):
     """FSDP1's own CPU cost: one process (world size 1, gloo on loopback)
     times steps of the plain module and of the FSDP-wrapped one,
-    interleaved so that load from other jobs falls on both alike, and
-    prints the ratio of the medians: herd's fsdp.compute_scale."""
+    interleaved so that load from other jobs falls on both alike, at the
+    batch size and at batch 1.  The difference does not grow with the
+    batch: it is the hooks' work, not slower compute.  Prints herd's
+    fsdp.hook_s (the batch-1 difference over 4 hooks per unit and step)
+    and fsdp.compute_scale (what is left at the batch size, as a factor
+    on the plain step; 1 when nothing is)."""
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29641")
     dist.init_process_group("gloo", rank=0, world_size=1)
     plain = build(a.width, a.blocks)
     fsdp = wrap(build(a.width, a.blocks), a)
-    x = torch.randn(a.batch, a.width)
-    times = {"plain": [], "fsdp": []}
+    xs = {"": torch.randn(a.batch, a.width), "1": torch.randn(1, a.width)}
+    times = {}
     for rnd in range(a.warmup + a.steps):
-        for name, mod in (("plain", plain), ("fsdp", fsdp)):
-            opt = torch.optim.SGD(mod.parameters(), lr=1e-3)
-            t = time.perf_counter()
-            opt.zero_grad()
-            mod(x).square().mean().backward()
-            opt.step()
-            if rnd >= a.warmup:
-                times[name].append(time.perf_counter() - t)
+        for b, x in xs.items():
+            for name, mod in (("plain", plain), ("fsdp", fsdp)):
+                opt = torch.optim.SGD(mod.parameters(), lr=1e-3)
+                t = time.perf_counter()
+                opt.zero_grad()
+                mod(x).square().mean().backward()
+                opt.step()
+                if rnd >= a.warmup:
+                    times.setdefault(name + b, []).append(
+                        time.perf_counter() - t)
     dist.destroy_process_group()
     med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+    units = a.blocks + 1  # one per block, and the root
+    hooks = max(0.0, med["fsdp1"] - med["plain1"])
+    rest = med["fsdp"] - hooks
     print(json.dumps({"plain_s": med["plain"], "fsdp_s": med["fsdp"],
-                      "compute_scale": med["fsdp"] / med["plain"],
+                      "plain_batch1_s": med["plain1"],
+                      "fsdp_batch1_s": med["fsdp1"],
+                      "hook_s": hooks / (4 * units),
+                      "compute_scale": max(1.0, rest / med["plain"]),
                       "torch": torch.__version__}))
 
 

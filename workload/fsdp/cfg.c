@@ -241,6 +241,8 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
     }
     if (!strcmp(key, "compute_scale"))
         return set_num(&c->compute_scale, key, v, 1e-9, 1e9, 0, err, len);
+    if (!strcmp(key, "hook_s"))
+        return set_num(&c->hook_s, key, v, 0, 10, 0, err, len);
     if (!strcmp(key, "cpu_offload"))
         return set_bool(&c->cpu_offload, key, v, err, len);
     if (!strcmp(key, "offload_gbps"))
@@ -277,6 +279,7 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
         "forward_prefetch, backward_prefetch, limit_all_gathers, cpu_bound, "
         "backend, "
         "comm_streams, param_dtype, reduce_dtype, steps, compute_scale, "
+        "hook_s, "
         "optim_states, cpu_offload, offload_gbps, cpu_optimizer_scale, "
         "bad_wrap, bad_wrap_ranks, skip_units, "
         "skip_ranks, skip_steps, short_ranks, short_steps; see "
@@ -306,6 +309,12 @@ herd_status_t fsdp_cfg_check(const fsdp_cfg_t *c, int world, int node_size,
         st = check_ranks(&c->skip_ranks, world, "skip_ranks", err, len);
     if (st == HERD_OK)
         st = check_ranks(&c->short_ranks, world, "short_ranks", err, len);
+    if (st == HERD_OK && c->hook_s > 0 && !c->gloo) {
+        snprintf(err, len,
+                 "fsdp.hook_s: only with backend gloo (on a GPU the CPU runs "
+                 "ahead of the device and its hooks are hidden)");
+        return HERD_ERR_INVALID_ARG;
+    }
     if (st != HERD_OK || c->strategy != FSDP_HYBRID_SHARD)
         return st;
     int g = c->shard_group_size > 0 ? c->shard_group_size : node_size;

@@ -19,6 +19,12 @@
  * on the reduce_scatter stream, and the unit is resharded. The step ends
  * by waiting for every reduction and the optimizer on the shard.
  *
+ * On gloo (CPU) FSDP's own work in its hooks (fsdp.hook_s) is on the one
+ * thread too: before a unit's forward and backward (its unshard) and after
+ * them (its reshard; after backward, the gradient's reduction and copy).
+ * It also decides which rank posts a collective first, which gloo's
+ * transport is sensitive to (sim/gloo_lower.c).
+ *
  * The walk also tracks the unsharded parameters and gradients alive, for
  * the memory prediction. */
 #include <stdio.h>
@@ -192,6 +198,13 @@ static herd_status_t compute(fwalk_t *w, double s, const char *what, size_t u)
     return s > 0 ? w->ops->compute(w->ctx, s, label) : HERD_OK;
 }
 
+/* FSDP's hook `what` for unit u on gloo (fsdp.hook_s; none elsewhere). */
+static herd_status_t hook(fwalk_t *w, const char *what, size_t u)
+{
+    return w->job->cfg.gloo ? compute(w, w->job->cfg.hook_s, what, u)
+                            : HERD_OK;
+}
+
 static herd_status_t forward(fwalk_t *w, long it)
 {
     const fsdp_units_t *us = w->us;
@@ -200,7 +213,9 @@ static herd_status_t forward(fwalk_t *w, long it)
         w->ran[u] = !fsdp_job_skips(w->job, w->rank, u, it);
         if (!w->ran[u])
             continue;
-        st = gather(w, u);
+        st = hook(w, "pre_forward", u);
+        if (st == HERD_OK)
+            st = gather(w, u);
         long next = (long)u + 1;
         while ((size_t)next < us->n &&
                fsdp_job_skips(w->job, w->rank, (size_t)next, it))
@@ -218,6 +233,8 @@ static herd_status_t forward(fwalk_t *w, long it)
             st = ready(w, u);
         if (st == HERD_OK)
             st = compute(w, us->u[u].fwd_s, "forward", u);
+        if (st == HERD_OK)
+            st = hook(w, "post_forward", u);
         if (st == HERD_OK && w->job->reshard_to && u != 0)
             reshard_partial(w, u);
         else if (st == HERD_OK && w->job->reshard_fwd && u != 0)
@@ -287,7 +304,9 @@ static herd_status_t backward(fwalk_t *w)
     for (size_t u = w->us->n; u-- > 0 && st == HERD_OK;) {
         if (!w->ran[u])
             continue; /* no forward, no gradients: no reduction either */
-        st = gather(w, u);
+        st = hook(w, "pre_backward", u);
+        if (st == HERD_OK)
+            st = gather(w, u);
         if (st == HERD_OK && pf == FSDP_BWD_PRE)
             st = prefetch(w, prev_ran(w, u));
         if (st == HERD_OK)
@@ -305,6 +324,8 @@ static herd_status_t backward(fwalk_t *w)
             reshard(w, u);
         if (st == HERD_OK && pf == FSDP_BWD_POST)
             st = prefetch(w, prev_ran(w, u));
+        if (st == HERD_OK)
+            st = hook(w, "post_backward", u);
         if (st == HERD_OK)
             st = reduce(w, u);
         w->alive -= w->grad_prev; /* the previous reduction is done */
