@@ -8,13 +8,15 @@
 #include "cli/cli.h"
 #include "core/engine.h"
 #include "core/sched.h"
+#include "sim/sim.h"
 
 static const char usage[] =
     "usage: herd schedule [options]\n"
     "Print the per-rank schedule (send / recv / recv_reduce / copy steps\n"
     "with their element ranges and dependencies) of one collective.\n\n"
-    "  --algo A            auto, ring, tree, rhd, direct, binomial, hier, rd\n"
-    "                      (default auto: chosen by size)\n"
+    "  --algo A            auto, ring, tree, rhd, direct, binomial, hier, rd,\n"
+    "                      gloo (PyTorch's gloo backend, as the simulator\n"
+    "                      models it) (default auto: chosen by size)\n"
     "  --coll C            all_reduce, broadcast, reduce, all_gather, "
     "gather,\n"
     "                      scatter, reduce_scatter, all_to_all, barrier\n"
@@ -142,7 +144,7 @@ static int check_opts(sched_opts_t *o)
                                d->root, d->nranks);
     if (d->algo == HERD_ALGO_AUTO)
         d->algo = core_sched_pick(d->coll, d->nranks, d->count * d->elem_size);
-    if (!core_sched_supports(d->algo, d->coll)) {
+    if (d->algo != HERD_ALGO_GLOO && !core_sched_supports(d->algo, d->coll)) {
         char list[256] = "";
         for (int a = HERD_ALGO_RING; a < HERD_ALGO_COUNT; a++)
             if (core_sched_supports((herd_algo_t)a, d->coll)) {
@@ -163,6 +165,12 @@ static int check_opts(sched_opts_t *o)
     return 0;
 }
 
+/* gloo's schedules come from the simulator's model of it */
+static core_sched_lower_fn lower_of(const core_sched_desc_t *d)
+{
+    return d->algo == HERD_ALGO_GLOO ? sim_gloo_lower : core_sched_lower;
+}
+
 static int print_ranks(const sched_opts_t *o)
 {
     core_sched_desc_t d = o->d;
@@ -171,7 +179,7 @@ static int print_ranks(const sched_opts_t *o)
             continue;
         core_sched_t s = {0};
         d.rank = r;
-        herd_status_t st = core_sched_lower(&d, &s);
+        herd_status_t st = lower_of(&d)(&d, &s);
         if (st != HERD_OK) {
             fprintf(stderr, "herd schedule: lowering rank %d failed: %s\n", r,
                     herd_status_string(st));
@@ -202,7 +210,8 @@ int cli_schedule_main(int argc, char **argv)
         rc = print_ranks(&o);
     if (rc == 0 && o.verify) {
         char why[1024];
-        herd_status_t st = core_sched_verify(&o.d, NULL, why, sizeof(why));
+        herd_status_t st =
+            core_sched_verify(&o.d, lower_of(&o.d), why, sizeof(why));
         printf("# verify: %s%s\n",
                st == HERD_OK ? "ok" : "FAILED: ", st == HERD_OK ? "" : why);
         rc = st == HERD_OK ? 0 : 1;

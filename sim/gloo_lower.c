@@ -68,7 +68,6 @@ static herd_status_t lower_rs(const core_sched_desc_t *d, core_sched_t *out)
                                d->count, deps, n);
     free(deps);
     out->desc = *d; /* what was asked, for readers of the schedule */
-    out->desc.algo = HERD_ALGO_GLOO;
     if (k < 0) {
         core_sched_fini(out);
         return (herd_status_t)k;
@@ -76,7 +75,7 @@ static herd_status_t lower_rs(const core_sched_desc_t *d, core_sched_t *out)
     return HERD_OK;
 }
 
-herd_status_t sim_gloo_lower(const core_sched_desc_t *desc, core_sched_t *out)
+static herd_status_t lower(const core_sched_desc_t *desc, core_sched_t *out)
 {
     core_sched_desc_t d = *desc;
     d.channels = 1;
@@ -101,4 +100,12 @@ herd_status_t sim_gloo_lower(const core_sched_desc_t *desc, core_sched_t *out)
         d.algo = core_sched_pick(d.coll, d.nranks, d.count * d.elem_size);
         return core_sched_lower(&d, out);
     }
+}
+
+herd_status_t sim_gloo_lower(const core_sched_desc_t *desc, core_sched_t *out)
+{
+    herd_status_t st = lower(desc, out);
+    if (st == HERD_OK && desc->algo == HERD_ALGO_GLOO)
+        out->desc.algo = HERD_ALGO_GLOO; /* what was asked, for readers */
+    return st;
 }

@@ -17,6 +17,8 @@
 #include <herd/herd.h>
 #include <herd/sim.h>
 
+#include "core/sched.h"
+#include "sim/sim.h"
 #include "support/testutil.h"
 
 #define MAXP 5
@@ -153,6 +155,33 @@ START_TEST(results)
                     ck_assert_msg(!j.bad[r], "%s p=%d n=%zu: rank %d wrong",
                                   herd_coll_name(kinds[k]), p, n, r);
                 }
+            }
+}
+END_TEST
+
+/* Every schedule gloo's model lowers passes the symbolic verifier, as
+ * herd's own algorithms do (tests/unit_sched_verify.c). */
+START_TEST(schedules_verify)
+{
+    const herd_coll_t all[] = {
+        HERD_COLL_ALL_REDUCE, HERD_COLL_ALL_GATHER, HERD_COLL_REDUCE_SCATTER,
+        HERD_COLL_BROADCAST,  HERD_COLL_REDUCE,     HERD_COLL_GATHER,
+        HERD_COLL_SCATTER,    HERD_COLL_ALL_TO_ALL, HERD_COLL_BARRIER};
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+        for (int p = 1; p <= 9; p++)
+            for (uint64_t n = 1; n <= 13; n += 3) {
+                core_sched_desc_t d = {.coll = all[k],
+                                       .algo = HERD_ALGO_GLOO,
+                                       .nranks = p,
+                                       .root = p - 1,
+                                       .count = n,
+                                       .elem_size = 4,
+                                       .channels = 1};
+                char why[512] = "";
+                ck_assert_msg(core_sched_verify(&d, sim_gloo_lower, why,
+                                                sizeof(why)) == HERD_OK,
+                              "%s p=%d n=%llu: %s", herd_coll_name(all[k]), p,
+                              (unsigned long long)n, why);
             }
 }
 END_TEST
@@ -341,6 +370,7 @@ int main(void)
     TCase *tc = tcase_create("gloo");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, results);
+    tcase_add_test(tc, schedules_verify);
     tcase_add_test(tc, all_gather_together);
     tcase_add_test(tc, all_gather_late_rank);
     tcase_add_test(tc, all_reduce_late_rank);
