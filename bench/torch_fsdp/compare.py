@@ -59,11 +59,14 @@ def measured(out, strategy, prefetch):
     return (statistics.median(steps) if steps else None), world
 
 
-def jitter_sigma(model):
+def jitter_sigma(model, units):
     """The spread of the compute the exporter measured, as the sigma of a
-    lognormal factor: 1.4826 x the median absolute deviation of the log
-    of every forward, backward and optimizer sample from its phase's
-    median (robust to the odd outlier)."""
+    lognormal factor per unit: 1.4826 x the median absolute deviation of
+    the log of every forward, backward and optimizer sample from its
+    phase's median (robust to the odd outlier) is the spread of a whole
+    phase; herd draws one factor per unit's compute, and `units`
+    independent draws average out to a phase sqrt(units) times narrower,
+    so a unit's sigma is the phase's times sqrt(units)."""
     with open(model) as f:
         m = json.load(f).get("measured", {})
     dev = []
@@ -72,23 +75,30 @@ def jitter_sigma(model):
         if logs:
             mid = statistics.median(logs)
             dev += [abs(x - mid) for x in logs]
-    return 1.4826 * statistics.median(dev) if dev else 0.0
+    return 1.4826 * statistics.median(dev) * math.sqrt(units) if dev else 0.0
+
+
+def run_herd(herd, path, world, bw, lat, model, strategy, prefetch, scale,
+             hook, sigma):
+    with open(path, "w") as f:
+        f.write(SCENARIO.format(world=world, bw=bw, lat=lat, model=model,
+                                strategy=strategy, prefetch=prefetch,
+                                scale=scale, hook=hook, sigma="%.4f" % sigma))
+    js = path[:-5] + ".json"
+    subprocess.run([herd, "fsdp", "run", path, "--json", js, "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(js) as f:
+        return json.load(f)
 
 
 def predicted(herd, out, strategy, prefetch, world, scale, hook):
     bw, lat = inter_link(os.path.join(out, "calibrate.yaml"))
     path = os.path.join(out, "predict_%s_%s.yaml" % (strategy, prefetch))
-    with open(path, "w") as f:
-        model = os.path.join(out, "model.json")
-        f.write(SCENARIO.format(world=world, bw=bw, lat=lat, model=model,
-                                strategy=strategy, prefetch=prefetch,
-                                scale=scale, hook=hook,
-                                sigma="%.4f" % jitter_sigma(model)))
-    js = path[:-5] + ".json"
-    subprocess.run([herd, "fsdp", "run", path, "--json", js, "--quiet"],
-                   check=True, stdout=subprocess.DEVNULL)
-    with open(js) as f:
-        return json.load(f)["steady"]["step_s"]
+    model = os.path.join(out, "model.json")
+    args = (herd, path, world, bw, lat, model, strategy, prefetch, scale,
+            hook)
+    units = run_herd(*args, 0.0)["units"]  # how herd wraps the module
+    return run_herd(*args, jitter_sigma(model, units))["steady"]["step_s"]
 
 
 def main():

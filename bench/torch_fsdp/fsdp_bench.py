@@ -147,7 +147,7 @@ def export(a):
         "--kwargs", json.dumps({"width": a.width, "blocks": a.blocks}),
         "--batch", str(a.batch), "--input-shape", str(a.width),
         "--optimizer", "sgd", "--threads", str(a.threads),
-        "--iters", "10", "--warmup", "3", "--name", "fsdp_bench"])
+        "--iters", "30", "--warmup", "3", "--name", "fsdp_bench"])
 
 
 def main():
