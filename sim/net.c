@@ -266,6 +266,8 @@ static void start_head(net_state_t *s, uint32_t ci, uint64_t t)
         return;
     }
     uint64_t bytes = s->flows[c->head].bytes;
+    if (s->bursts && bytes > 0) /* what token buckets pass at once */
+        bytes -= net_burst_take(s, ci, t, bytes);
     if (bytes == 0 || c->nlinks == 0) {
         net_conn_schedule(s, ci, t); /* no bandwidth to share */
         return;

@@ -35,6 +35,9 @@ typedef struct net_link {
     uint32_t users; /* connections whose path crosses it */
     uint32_t conns_cap;
     uint32_t *conns; /* the n active connections (room for all users) */
+    double burst;    /* token bucket size in bytes (0: none) */
+    double tokens;   /* bytes it passes at once, as of t_idle */
+    uint64_t t_idle; /* when it last became idle (n == 0), or was topped up */
 } net_link_t;
 
 typedef struct net_path {
@@ -129,6 +132,7 @@ typedef struct net_state {
     uint32_t sw_base;     /* switch up links; down links follow */
     uint32_t nsw;         /* switch links per direction */
     uint32_t pair_base;
+    int bursts; /* some link has a token bucket */
 
     net_link_t *links;
     uint32_t nlinks;
@@ -249,6 +253,10 @@ void net_lanes_free(net_state_t *s);
 int net_share_join(net_state_t *s, uint32_t c);
 void net_share_leave(net_state_t *s, uint32_t c);
 void net_share_settle(net_state_t *s);
+/* Token buckets: the bytes of a flow starting at t on connection c that
+ * its path's buckets pass at once (at most `bytes`), taken from them. */
+uint64_t net_burst_take(net_state_t *s, uint32_t c, uint64_t t,
+                        uint64_t bytes);
 /* Schedule the head of connection c to finish at t. */
 void net_conn_schedule(net_state_t *s, uint32_t c, uint64_t t);
 

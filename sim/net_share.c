@@ -8,7 +8,13 @@
  * outside those components keep their rates and completion times, so an
  * uncontended flow finishes exactly at start + ceil(bytes / bandwidth).
  * Rates that come out unchanged leave the schedule alone for the same
- * reason. */
+ * reason.
+ *
+ * Token buckets (herd_link_t.burst): a link with one passes up to its
+ * tokens at once when a flow starts, and refills at its capacity while
+ * idle (no active connection), up to the bucket's size. A busy link is
+ * taken to be saturated and refills nothing; links without a bucket do
+ * not hold a burst back. */
 #include <assert.h>
 #include <math.h>
 
@@ -63,6 +69,45 @@ static int leaves_alone(const net_state_t *s, const net_conn_t *c)
     return 1;
 }
 
+/* Links left idle at the current instant start refilling now. */
+static void burst_idle(net_state_t *s, const net_conn_t *c)
+{
+    for (uint32_t k = 0; s->bursts && k < c->nlinks; k++) {
+        net_link_t *l = &s->links[c->link[k]];
+        if (l->burst > 0 && l->n == 0)
+            l->t_idle = s->now;
+    }
+}
+
+uint64_t net_burst_take(net_state_t *s, uint32_t ci, uint64_t t,
+                        uint64_t bytes)
+{
+    const net_conn_t *c = &s->conns[ci];
+    double take = (double)bytes;
+    int any = 0;
+    for (uint32_t k = 0; k < c->nlinks; k++) {
+        net_link_t *l = &s->links[c->link[k]];
+        if (l->burst <= 0)
+            continue;
+        if (l->n == 0) { /* idle since t_idle: top up */
+            l->tokens += l->cap * (double)(t - l->t_idle) * 1e-9;
+            if (l->tokens > l->burst)
+                l->tokens = l->burst;
+            l->t_idle = t;
+        }
+        if (l->tokens < take)
+            take = l->tokens;
+        any = 1;
+    }
+    uint64_t got = any ? (uint64_t)floor(take) : 0;
+    for (uint32_t k = 0; got && k < c->nlinks; k++) {
+        net_link_t *l = &s->links[c->link[k]];
+        if (l->burst > 0)
+            l->tokens -= (double)got;
+    }
+    return got;
+}
+
 void net_share_leave(net_state_t *s, uint32_t ci)
 {
     net_conn_t *c = &s->conns[ci];
@@ -72,6 +117,7 @@ void net_share_leave(net_state_t *s, uint32_t ci)
     if (leaves_alone(s, c)) {
         for (uint32_t k = 0; k < c->nlinks; k++)
             s->links[c->link[k]].n = 0;
+        burst_idle(s, c);
         return;
     }
     for (uint32_t k = 0; k < c->nlinks; k++) {
@@ -89,6 +135,7 @@ void net_share_leave(net_state_t *s, uint32_t ci)
         if (!l->dirty)
             mark_dirty(s, li);
     }
+    burst_idle(s, c);
 }
 
 void net_conn_schedule(net_state_t *s, uint32_t ci, uint64_t t)

@@ -1,7 +1,9 @@
 /* sim/sym.c - the symmetry shortcut (see sim/sym.h for what it is).
  *
  * Why it is exact: on a non-blocking fabric with one NIC per GPU (or
- * none shared), no per-rank or per-link override, no jitter and no fault,
+ * none shared), no per-rank or per-link override, no token bucket (its
+ * state would carry from before a regime into the replay), no jitter and
+ * no fault,
  * shifting every rank by one node (g = gpus_per_node ranks) maps the
  * network onto itself. A collective whose members' schedules are
  * rotations of one another, counts included (core_sched_rotational), on
@@ -62,7 +64,7 @@ herd_status_t sim_sym_init(sim_world_t *w)
     int g = w->gpus_per_node, nics = o->cluster.nics_per_node;
     if ((env && strcmp(env, "0") == 0) || o->real_buffers ||
         o->jitter != HERD_JITTER_NONE || o->nranks_overrides ||
-        o->nlink_overrides || o->nfaults ||
+        o->nlink_overrides || o->nfaults || o->cluster.inter.burst ||
         o->cluster.topo != HERD_TOPO_NONBLOCKING || (nics != 0 && nics != g) ||
         g < 1 || w->n % g != 0 || w->n / g < 2)
         return HERD_OK;

@@ -59,6 +59,13 @@ static herd_status_t check_cluster(const herd_cluster_t *c, char *err,
     CHECK(!bad_lat(c->inter.latency),
           "cluster.inter.latency must be in 0..1e6 s (got %g)",
           c->inter.latency);
+    CHECK(c->inter.burst <= (uint64_t)1e12,
+          "cluster.inter.burst must be at most 1e12 bytes (got %llu)",
+          (unsigned long long)c->inter.burst);
+    CHECK(c->intra.burst == 0,
+          "cluster.intra.burst: token buckets are modelled on the "
+          "inter-node (NIC) links only (got %llu bytes)",
+          (unsigned long long)c->intra.burst);
     CHECK(!bad_lat(c->spine_latency),
           "cluster.spine_latency must be in 0..1e6 s (got %g)",
           c->spine_latency);
@@ -273,8 +280,12 @@ static void set_caps(net_state_t *s, const herd_sim_opts_t *o)
     uint32_t nn = (uint32_t)(s->cl.nodes * s->nics);
     for (uint32_t r = 0; r < 2 * w; r++)
         s->links[r].cap = s->cl.intra.bandwidth;
-    for (uint32_t i = 0; i < 2 * nn; i++)
-        s->links[s->nic_base + i].cap = s->cl.inter.bandwidth;
+    for (uint32_t i = 0; i < 2 * nn; i++) {
+        net_link_t *l = &s->links[s->nic_base + i];
+        l->cap = s->cl.inter.bandwidth;
+        l->burst = l->tokens = (double)s->cl.inter.burst; /* full at 0 */
+        s->bursts |= s->cl.inter.burst > 0;
+    }
     double sw =
         s->cl.inter.bandwidth / (s->cl.oversub >= 1 ? s->cl.oversub : 1);
     sw *= s->cl.topo == HERD_TOPO_FATTREE

@@ -122,6 +122,48 @@ static void run(rec_t *r)
         sim_net_advance(r->net, t);
 }
 
+/* Token buckets (cluster.inter.burst): a flow that starts on idle NIC
+ * links passes the bucket's bytes at once, the rest at the link rate;
+ * a busy link refills nothing; idle time refills at the link rate, up to
+ * the bucket; each direction's NIC has its own bucket. */
+START_TEST(burst_token_bucket)
+{
+    herd_sim_opts_t o;
+    opts_flat(&o, 2, 1); /* ranks 0 and 1 on two nodes: NIC links */
+    o.cluster.inter.latency = 0;
+    o.cluster.inter.burst = 1000000;
+    rec_t *r = rec_new(&o);
+    flow(r, 0, 0, 1, 0, 3000000, 1); /* 1 MB free, 2 MB at 1 GB/s */
+    flow(r, 0, 0, 1, 0, 3000000, 2); /* queued: the links stay busy */
+    run(r);
+    ck_assert_uint_eq(r->sent[1], 2000000);
+    ck_assert_uint_eq(r->sent[2], 5000000);
+    flow(r, 5500000, 0, 1, 0, 3000000, 3); /* idle 0.5 ms: 0.5 MB back */
+    run(r);
+    ck_assert_uint_eq(r->sent[3], 5500000 + 2500000);
+    flow(r, 20000000, 0, 1, 0, 600000, 4); /* a full bucket holds it */
+    run(r);
+    ck_assert_uint_eq(r->sent[4], 20000000);
+    /* the other direction has buckets of its own, full */
+    flow(r, 20000000, 1, 0, 0, 3000000, 5);
+    run(r);
+    ck_assert_uint_eq(r->sent[5], 20000000 + 2000000);
+    /* after flow 4 took 0.6 MB, 10 ms of idling tops the bucket up again,
+     * never beyond 1 MB */
+    flow(r, 30000000, 0, 1, 0, 1500000, 6);
+    run(r);
+    ck_assert_uint_eq(r->sent[6], 30000000 + 500000);
+    rec_free(r);
+    /* a bucket only on the inter-node links */
+    opts_flat(&o, 1, 2);
+    o.cluster.intra.burst = 4096;
+    char err[256];
+    ck_assert_int_eq(sim_net_check_opts(&o, 0, err, sizeof(err)),
+                     HERD_ERR_INVALID_ARG);
+    ck_assert_msg(strstr(err, "cluster.intra.burst"), "%s", err);
+}
+END_TEST
+
 START_TEST(lone_flow_exact)
 {
     herd_sim_opts_t o;
@@ -774,6 +816,7 @@ static Suite *suite(void)
     Suite *s = suite_create("sim_net");
     TCase *tc = tcase_create("net");
     tcase_add_test(tc, lone_flow_exact);
+    tcase_add_test(tc, burst_token_bucket);
     tcase_add_test(tc, path_selection);
     tcase_add_test(tc, nic_contention);
     tcase_add_test(tc, fifo_connection);

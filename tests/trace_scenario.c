@@ -58,7 +58,7 @@ static const char *full_yaml =
     "  nodes: 4\n"
     "  gpus_per_node: 8\n"
     "  intra: {bandwidth: 370GB/s, latency: 1us}\n"
-    "  inter: {bandwidth: 400Gbps, latency: 5us}\n"
+    "  inter: {bandwidth: 400Gbps, latency: 5us, burst: 128KiB}\n"
     "  nics_per_node: 4\n"
     "  topology: fattree\n"
     "  oversubscription: 2\n"
@@ -102,7 +102,7 @@ static const char *golden_cluster =
     "  nodes: 4\n"
     "  gpus_per_node: 8\n"
     "  intra: {bandwidth: 370GB/s, latency: 1us}\n"
-    "  inter: {bandwidth: 50GB/s, latency: 5us}\n"
+    "  inter: {bandwidth: 50GB/s, latency: 5us, burst: 131072B}\n"
     "  nics_per_node: 4\n"
     "  topology: fattree\n"
     "  spine_latency: 2us\n"
@@ -129,6 +129,7 @@ START_TEST(test_full)
     ck_assert(fabs(sc->sim.cluster.intra.bandwidth - 370e9) < 1);
     ck_assert(fabs(sc->sim.cluster.inter.bandwidth - 50e9) < 1);
     ck_assert(fabs(sc->sim.cluster.inter.latency - 5e-6) < 1e-12);
+    ck_assert_uint_eq(sc->sim.cluster.inter.burst, 131072);
     ck_assert_int_eq(sc->sim.cluster.topo, HERD_TOPO_FATTREE);
     ck_assert(sc->sim.cluster.oversub == 2);
     ck_assert_int_eq(sc->algo[HERD_COLL_ALL_REDUCE], HERD_ALGO_RING);

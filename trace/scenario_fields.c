@@ -465,6 +465,7 @@ static void scn_fault_init(void *item)
 static const scn_field_t scn_link_fields[] = {
     {"bandwidth", scn_f_bw, LINK(bandwidth), NUM(1, BIG)},
     {"latency", scn_f_time, LINK(latency), NUM(0, 3600)},
+    {"burst", scn_f_bytes, LINK(burst), NUM(0, 1e12)},
     {NULL, NULL, 0, NOARG}};
 
 static const scn_field_t scn_cluster_fields[] = {

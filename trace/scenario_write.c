@@ -61,7 +61,10 @@ static void sw_link(const char *name, const herd_link_t *l, FILE *f)
     char bw[64], lat[64];
     sw_bw(l->bandwidth, bw, sizeof(bw));
     sw_time(l->latency, lat, sizeof(lat));
-    fprintf(f, "  %s: {bandwidth: %s, latency: %s}\n", name, bw, lat);
+    fprintf(f, "  %s: {bandwidth: %s, latency: %s", name, bw, lat);
+    if (l->burst)
+        fprintf(f, ", burst: %lluB", (unsigned long long)l->burst);
+    fputs("}\n", f);
 }
 
 static void sw_cluster(const trace_scenario_t *sc, FILE *f)

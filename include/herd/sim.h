@@ -19,6 +19,10 @@ extern "C" {
 typedef struct herd_link {
     double bandwidth; /* bytes per second */
     double latency;   /* seconds */
+    uint64_t burst;   /* bytes: a token bucket (Linux tbf, a cloud NIC's
+                         shaping) passes this much at once after the link
+                         has been idle, refilled at `bandwidth` while it
+                         is idle; 0: none (docs/network-model.md) */
 } herd_link_t;
 
 typedef enum herd_topo {
