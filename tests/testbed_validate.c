@@ -30,6 +30,12 @@ START_TEST(calibrate_writes_cluster)
     ck_assert_ptr_nonnull(yaml);
     ck_assert_ptr_nonnull(strstr(yaml, "nodes: 2"));
     ck_assert_ptr_nonnull(strstr(yaml, "inter: {bandwidth:"));
+    /* the testbed's tbf passes a burst (128 KiB at 200 Mbit/s): the fit
+     * finds a token bucket of about that size */
+    const char *b = strstr(yaml, "burst: ");
+    ck_assert_msg(b, "%s", yaml);
+    double burst = strtod(b + 7, NULL);
+    ck_assert_msg(burst >= 32768 && burst <= 524288, "%s", yaml);
     free(yaml);
     snprintf(args, sizeof(args), "check %s/cal.yaml", dir);
     ck_assert_int_eq(herd(args, &out), 0); /* a valid scenario */
