@@ -67,8 +67,14 @@ static int calibrate(vopts_t *o, const trace_scenario_t *sc)
     snprintf(o->cal_sets[1], sizeof(o->cal_sets[1]),
              "cluster.%s.latency=%.3fus", cls, l->latency * 1e6);
     o->ncal = 2;
-    printf("validate: calibrated %s link: %.3f MB/s, %.2f us\n", cls,
+    if (!o->nproc) /* the token bucket, as measured (0: none) */
+        snprintf(o->cal_sets[o->ncal++], sizeof(o->cal_sets[0]),
+                 "cluster.inter.burst=%lluB", (unsigned long long)l->burst);
+    printf("validate: calibrated %s link: %.3f MB/s, %.2f us", cls,
            l->bandwidth / 1e6, l->latency * 1e6);
+    if (!o->nproc && l->burst)
+        printf(", burst %llu B", (unsigned long long)l->burst);
+    printf("\n");
     trace_scenario_destroy(cal);
     return 0;
 }
