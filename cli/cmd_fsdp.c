@@ -15,9 +15,9 @@
 #include "trace/timeline.h"
 
 static const char usage[] =
-    "usage: herd fsdp run [SCENARIO] [--set KEY=VALUE]... [--json FILE]\n"
-    "         [--timeline FILE.json|FILE.tsv] [--trace FILE] [--plots DIR]\n"
-    "         [--quiet]\n"
+    "usage: herd fsdp run [SCENARIO] [--set KEY=VALUE]... [--gpu-mem GIB]\n"
+    "         [--json FILE] [--timeline FILE.json|FILE.tsv] [--trace FILE]\n"
+    "         [--plots DIR] [--quiet]\n"
     "       herd fsdp units [SCENARIO] [--set KEY=VALUE]...\n"
     "       herd fsdp strategies [SCENARIO] [--set KEY=VALUE]... [--gpu-mem "
     "GIB]\n"
@@ -29,11 +29,13 @@ static const char usage[] =
     "a hang. --set takes any scenario key (fsdp.strategy=HYBRID_SHARD,\n"
     "fsdp.backward_prefetch=none, cluster.nodes=4, ...); --trace writes the\n"
     "job as a herd trace for `herd replay`; --plots DIR draws the last\n"
-    "step's streams per rank (DIR/step.*) and the memory (DIR/memory.*).\n"
+    "step's streams per rank (DIR/step.*) and the memory (DIR/memory.*);\n"
+    "--gpu-mem GIB (= fsdp.gpu_mem) says whether the memory of the rank\n"
+    "with the most fits a device of GIB GiB, and by how much it does not.\n"
     "units: the units and their\n"
     "sizes, without simulating. strategies: every sharding strategy's\n"
     "memory and step time side by side (see its --help).\n"
-    "Exit: 0 ok, 1 hang/error, 2 input.\n"
+    "Exit: 0 ok, 1 hang/error or over fsdp.gpu_mem, 2 input.\n"
     "Options: docs/fsdp.md.\n";
 
 int cli_fsdp_make_job(const char *cmd, const trace_scenario_t *sc,
@@ -122,7 +124,8 @@ static int write_outputs(const cli_wl_args_t *a, const cli_fsdp_result_t *res,
     return 0;
 }
 
-/* --plots DIR: the step's Gantt chart and rank 0's memory by part. */
+/* --plots DIR: the step's Gantt chart and the memory of the rank with the
+ * most, by part, against fsdp.gpu_mem. */
 static int write_plots(const cli_wl_args_t *a, const trace_scenario_t *sc,
                        const fsdp_job_t *job, const cli_fsdp_result_t *res,
                        trace_timeline_t *tl)
@@ -131,7 +134,7 @@ static int write_plots(const cli_wl_args_t *a, const trace_scenario_t *sc,
     trace_mem_bar_t bar = {fsdp_strategy_name(job->cfg.strategy),
                            {0, 0, 0, (double)m->unsharded, 0},
                            res->summary.step_s * 1e3,
-                           1,
+                           res->summary.fits,
                            0,
                            res->status == HERD_OK};
     if (!m->host) { /* cpu_offload: the shards live on the host */
@@ -144,7 +147,8 @@ static int write_plots(const cli_wl_args_t *a, const trace_scenario_t *sc,
     if (!a->scenario) /* the defaults */
         snprintf(name, sizeof(name), "defaults");
     return cli_plot_run("fsdp run", tl, a->plots, name, &bar,
-                        "unsharded units (params + grads)", 0);
+                        "unsharded units (params + grads)",
+                        wl_gpu_mem_bytes(job->cfg.gpu_mem_gib));
 }
 
 static int write_trace(const fsdp_job_t *job, const char *path)
@@ -160,8 +164,8 @@ static int run_main(int argc, char **argv)
     trace_scenario_t *sc = NULL;
     fsdp_job_t *job = NULL;
     trace_timeline_t *tl = NULL;
-    int rc =
-        cli_wl_parse_args("fsdp run", NULL, CLI_WL_SET_LIMIT, argc, argv, &a);
+    int rc = cli_wl_parse_args("fsdp run", "fsdp.gpu_mem", CLI_WL_SET_LIMIT,
+                               argc, argv, &a);
     if (!rc)
         rc =
             cli_ddp_load_scenario("fsdp run", a.scenario, a.sets, a.nsets, &sc);
@@ -177,7 +181,8 @@ static int run_main(int argc, char **argv)
         rc = write_outputs(&a, &res, tl);
         if (!rc && a.plots)
             rc = write_plots(&a, sc, job, &res, tl);
-        if (!rc && (res.status != HERD_OK || res.diagnosis[0]))
+        if (!rc &&
+            (res.status != HERD_OK || res.diagnosis[0] || !res.summary.fits))
             rc = 1;
         cli_fsdp_result_fini(&res);
     }

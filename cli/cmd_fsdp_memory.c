@@ -21,8 +21,9 @@ static const char usage[] =
     "SHARD_GRAD_OP, HYBRID_SHARD, NO_SHARD) and prints for each the memory\n"
     "per rank (parameters, gradients, optimizer state, the unsharded units\n"
     "alive at once; activations not included), the step time and the\n"
-    "exposed communication. --gpu-mem marks the strategies whose memory\n"
-    "does not fit (never recommended). Writes DIR/strategies.tsv and the\n"
+    "exposed communication. --gpu-mem GIB (= fsdp.gpu_mem, which a\n"
+    "scenario may set) marks the strategies whose memory does not fit (never\n"
+    "recommended). Writes DIR/strategies.tsv and the\n"
     "plot DIR/strategies.png/.svg with its strategies.dat and .gp (cd DIR\n"
     "&& gnuplot strategies.gp draws it again; DIR: fsdp-out).\n";
 
@@ -33,16 +34,17 @@ static const char *const strategies[NSTRAT] = {"FULL_SHARD", "SHARD_GRAD_OP",
 typedef struct row {
     int ok; /* built and simulated */
     herd_status_t status;
-    fsdp_memory_t mem;
+    fsdp_memory_t mem; /* the rank with the most */
     double step_s, exposed_s;
     int fits;
+    double gpu_gib; /* fsdp.gpu_mem; 0: no limit */
 } row_t;
 
 typedef struct args {
     const char *scenario, *out;
-    char *sets[64];
+    char *sets[64 + 2]; /* + --gpu-mem's and the strategy's */
     int nsets, no_plot;
-    double gpu_gib;
+    char gpu_mem[64]; /* "fsdp.gpu_mem=GIB" of --gpu-mem */
 } args_t;
 
 static int parse(int argc, char **argv, args_t *a)
@@ -61,10 +63,13 @@ static int parse(int argc, char **argv, args_t *a)
         else if (!strcmp(s, "--out"))
             a->out = argv[++i];
         else if (!strcmp(s, "--gpu-mem")) {
-            if (cli_parse_double(argv[++i], &a->gpu_gib) || a->gpu_gib <= 0)
+            double gib;
+            if (cli_parse_double(argv[++i], &gib) || gib <= 0)
                 return cli_usage_error("fsdp strategies",
                                        "--gpu-mem '%s': expected GiB > 0",
                                        argv[i]);
+            snprintf(a->gpu_mem, sizeof(a->gpu_mem), "fsdp.%s=%s",
+                     WL_GPU_MEM_KEY, argv[i]);
         } else if (s[0] == '-')
             return cli_usage_error("fsdp strategies", "unknown option '%s'", s);
         else if (!a->scenario)
@@ -72,6 +77,8 @@ static int parse(int argc, char **argv, args_t *a)
         else
             return cli_usage_error("fsdp strategies", "unexpected '%s'", s);
     }
+    if (a->gpu_mem[0]) /* the last --set: over the scenario's */
+        a->sets[a->nsets++] = a->gpu_mem;
     return 0;
 }
 
@@ -87,17 +94,17 @@ static void run_one(args_t *a, int k, row_t *r)
                                a->nsets + 1, &sc) &&
         !cli_fsdp_make_job("fsdp strategies", sc, &job)) {
         cli_fsdp_result_t res;
-        fsdp_job_memory(job, 0, &r->mem);
         if (!cli_fsdp_simulate(sc, job, NULL, NULL, &res)) {
             r->ok = 1;
             r->status = res.status;
             r->step_s = res.summary.step_s;
             r->exposed_s = res.summary.exposed_s;
+            r->mem = res.summary.mem;
+            r->fits = res.summary.fits;
+            r->gpu_gib = job->cfg.gpu_mem_gib;
             cli_fsdp_result_fini(&res);
         }
     }
-    r->fits =
-        a->gpu_gib <= 0 || (double)r->mem.total <= a->gpu_gib * 1073741824.0;
     fsdp_job_destroy(job);
     trace_scenario_destroy(sc);
 }
@@ -128,11 +135,14 @@ static int write_tsv(const args_t *a, const row_t *rows, char *path, size_t len)
                : 0;
 }
 
-static int plot(const args_t *a, const row_t *rows, int best);
+static int plot(const args_t *a, const row_t *rows, int best, double gib);
 
 static int report(const args_t *a, const row_t *rows)
 {
     int best = -1;
+    double gib = 0;
+    for (int k = 0; k < NSTRAT; k++)
+        gib = rows[k].ok ? rows[k].gpu_gib : gib;
     printf("%14s %9s %9s %9s %10s %10s %10s %11s  %s\n", "strategy", "params",
            "grads", "optim", "unsharded", "total_MiB", "step_ms", "exposed_ms",
            "status");
@@ -151,25 +161,26 @@ static int report(const args_t *a, const row_t *rows)
                r->step_s * 1e3, r->exposed_s * 1e3,
                r->status != HERD_OK ? herd_status_string(r->status)
                : r->fits            ? "ok"
-                                    : "does not fit --gpu-mem");
+                                    : "does not fit gpu_mem");
     }
     if (best >= 0)
         printf("fastest that %s: %s (%.3f ms, %.1f MiB per rank)\n",
-               a->gpu_gib > 0 ? "fits" : "runs", strategies[best],
+               gib > 0 ? "fits" : "runs", strategies[best],
                rows[best].step_s * 1e3, mib(rows[best].mem.total));
     else
-        printf("no strategy %s\n", a->gpu_gib > 0 ? "fits" : "runs");
+        printf("no strategy %s\n", gib > 0 ? "fits" : "runs");
     if (cli_sim_mkdir("fsdp strategies", a->out))
         return 2;
     char tsv[4096];
     int rc = write_tsv(a, rows, tsv, sizeof(tsv));
     printf("wrote %s\n", tsv);
-    return rc ? rc : plot(a, rows, best);
+    return rc ? rc : plot(a, rows, best, gib);
 }
 
 /* DIR/strategies.*: the memory per rank of each strategy, stacked by
- * part, the step time on the right axis, --gpu-mem as a line. */
-static int plot(const args_t *a, const row_t *rows, int best)
+ * part, the step time on the right axis, fsdp.gpu_mem (--gpu-mem) as a
+ * line. */
+static int plot(const args_t *a, const row_t *rows, int best, double gib)
 {
     trace_mem_bar_t bars[NSTRAT];
     int n = 0;
@@ -201,8 +212,8 @@ static int plot(const args_t *a, const row_t *rows, int best)
         {NULL, NULL, NULL, "unsharded units (params + grads)", NULL},
         bars,
         n,
-        a->gpu_gib * 1073741824.0,
-        "activations not modelled; rank 0's memory"};
+        wl_gpu_mem_bytes(gib),
+        "activations not modelled; the rank with the most"};
     return n ? cli_plot_memory("fsdp strategies", &p, a->out, "strategies",
                                !a->no_plot)
              : 0;

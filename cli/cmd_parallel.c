@@ -139,7 +139,8 @@ static int write_plots(const cli_wl_args_t *a, const trace_scenario_t *sc,
     if (!a->scenario) /* the defaults */
         snprintf(name, sizeof(name), "defaults");
     return cli_plot_run("parallel run", tl, a->plots, name, &bar,
-                        "ZeRO-3 gathered", job->cfg.gpu_mem_gib * 1073741824.0);
+                        "ZeRO-3 gathered",
+                        wl_gpu_mem_bytes(job->cfg.gpu_mem_gib));
 }
 
 static int write_trace(const par_job_t *job, const char *path)
@@ -234,9 +235,8 @@ static int layout_main(int argc, char **argv)
         if (par_job_memory(j, &m) == HERD_OK) {
             printf("memory per rank (most: rank %d): %.2f GiB", m.rank,
                    (double)m.total / 1073741824.0);
-            if (j->cfg.gpu_mem_gib > 0)
-                printf(" of %.2f: %s", j->cfg.gpu_mem_gib,
-                       par_job_fits(j, &m) ? "fits" : "DOES NOT FIT");
+            wl_gpu_mem_verdict(stdout, "parallel", j->cfg.gpu_mem_gib, m.rank,
+                               m.total);
             printf("\n");
         }
     }

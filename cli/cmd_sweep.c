@@ -227,7 +227,8 @@ static int run_ddp_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
     return rc;
 }
 
-/* An FSDP scenario: the same columns, units in place of buckets. */
+/* An FSDP scenario: the same columns, units in place of buckets; a
+ * configuration over fsdp.gpu_mem is marked, never the best. */
 static int run_fsdp_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
 {
     fsdp_job_t *job = NULL;
@@ -250,6 +251,8 @@ static int run_fsdp_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
             row->mem_part[2] = (double)m->optimizer;
         }
         row->mem_part[3] = (double)m->unsharded;
+        row->nofit = !res.summary.fits; /* marked, never the best */
+        row->mem_limit = wl_gpu_mem_bytes(job->cfg.gpu_mem_gib);
         cli_fsdp_result_fini(&res);
     }
     fsdp_job_destroy(job);
@@ -285,7 +288,7 @@ static int run_parallel_workload(trace_scenario_t *sc, cli_sweep_row_t *row)
         row->mem_part[2] = (double)s->mem.optimizer;
         row->mem_part[3] = (double)s->mem.gathered;
         row->mem_part[4] = (double)s->mem.activations;
-        row->mem_limit = job->cfg.gpu_mem_gib * 1073741824.0;
+        row->mem_limit = wl_gpu_mem_bytes(job->cfg.gpu_mem_gib);
         cli_parallel_result_fini(&res);
     }
     par_job_destroy(job);

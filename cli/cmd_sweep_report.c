@@ -320,7 +320,8 @@ static int write_memory_plot(const cli_sweep_args_t *a,
         bars,
         nb,
         limit,
-        kind == 2 ? "FSDP: activations not modelled; rank 0's memory"
+        kind == 2 ? "FSDP: activations not modelled; the rank with the most "
+                    "(fsdp.gpu_mem: the line)"
                   : "the rank with the most (parallel.gpu_mem: the line)"};
     rc = nb ? cli_plot_memory("sweep", &p, dir, "memory", !a->no_plot) : 0;
 cleanup:

@@ -23,7 +23,9 @@ set xrange [-0.6:nbars - 0.4]
 set yrange [0:*]
 set ytics nomirror
 if (nbars > 6) { set xtics rotate by -30 }
-if (have_step) { set y2label "step time (ms)"; set y2range [0:*]; set y2tics }
+# no step time (a run that hung): a fixed y2 range, as gnuplot refuses to
+# autoscale an axis whose points are all undefined
+if (have_step) { set y2label "step time (ms)"; set y2range [0:*]; set y2tics } else { set y2range [0:1] }
 if (lim > 0) { set arrow 1 from graph 0, first lim to graph 1, first lim nohead dt 2 lw 2 lc rgb "red" front; set label 1 sprintf("device memory %g %s", lim, unit) at graph 0.99, first lim right offset 0,0.7 textcolor rgb "red" front }
 array C[5] = [0x1f77b4, 0xff7f0e, 0x2ca02c, 0x9467bd, 0x8c564b]
 # a part's bar reaches the sum of it and the parts below it

@@ -672,7 +672,7 @@ START_TEST(test_cli)
              dir);
     ck_assert_int_eq(tu_herd(args, &out), 0);
     ck_assert_msg(strstr(out, "NO_SHARD") &&
-                      strstr(out, "does not fit --gpu-mem") &&
+                      strstr(out, "does not fit gpu_mem") &&
                       strstr(out, "fastest that fits: FULL_SHARD"),
                   "%s", out);
     free(out);

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "workload/common/mem.h"
+
 void fsdp_cfg_init(fsdp_cfg_t *c)
 {
     memset(c, 0, sizeof(*c));
@@ -256,6 +258,8 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
             c->shard_group_size = (int)d;
         return st;
     }
+    if (!strcmp(key, WL_GPU_MEM_KEY))
+        return wl_gpu_mem_parse("fsdp", v, &c->gpu_mem_gib, err, len);
     if (!strcmp(key, "backend")) {
         if (strcmp(v, "nccl") && strcmp(v, "gloo"))
             return bad(err, len, key, v, "nccl or gloo");
@@ -280,8 +284,8 @@ herd_status_t fsdp_cfg_set(fsdp_cfg_t *c, const char *key, const char *v,
         "backend, "
         "comm_streams, param_dtype, reduce_dtype, steps, compute_scale, "
         "hook_s, "
-        "optim_states, cpu_offload, offload_gbps, cpu_optimizer_scale, "
-        "bad_wrap, bad_wrap_ranks, skip_units, "
+        "optim_states, gpu_mem, cpu_offload, offload_gbps, "
+        "cpu_optimizer_scale, bad_wrap, bad_wrap_ranks, skip_units, "
         "skip_ranks, skip_steps, short_ranks, short_steps; see "
         "docs/fsdp.md)",
         key);

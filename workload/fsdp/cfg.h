@@ -79,6 +79,8 @@ typedef struct fsdp_cfg {
     double cpu_optimizer_scale; /* CPU optimizer time / the model's */
     double optim_states;        /* optimizer state per parameter, in master
                                    copies (Adam: 2, SGD momentum: 1) */
+    double gpu_mem_gib;         /* the device's memory (workload/common/mem.h);
+                                   0: no limit */
     /* faults: ranks that wrap with another policy, unit forwards skipped */
     ddp_int_list_t bad_wrap_ranks;
     fsdp_wrap_t bad_wrap;

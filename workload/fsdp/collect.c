@@ -26,6 +26,12 @@ herd_status_t fsdp_collect_create(const fsdp_job_t *job, fsdp_collect_t **out)
         fsdp_collect_destroy(c);
         return HERD_ERR_NO_MEMORY;
     }
+    /* from the job alone: once, not per summary */
+    herd_status_t st = fsdp_job_memory_most(job, &c->mem);
+    if (st != HERD_OK) {
+        fsdp_collect_destroy(c);
+        return st;
+    }
     *out = c;
     return HERD_OK;
 }
@@ -169,7 +175,8 @@ void fsdp_collect_summary(const fsdp_collect_t *c, fsdp_summary_t *o)
         o->overlap = o->comm_s > 0 ? 1.0 - o->exposed_s / o->comm_s : 0;
         o->overlap = o->overlap < 0 ? 0 : o->overlap > 1 ? 1 : o->overlap;
     }
-    fsdp_job_memory(c->job, 0, &o->mem);
+    o->mem = c->mem;
+    o->fits = fsdp_job_fits(c->job, &c->mem);
 }
 
 void fsdp_collect_unit(const fsdp_collect_t *c, size_t u, fsdp_utime_t *o)

@@ -1,8 +1,9 @@
 /* workload/fsdp/job.c - build an FSDP job: load and scale the model
  * (DDP's loader), wrap it into units (per rank when a rank wraps
  * differently), the shard and replica groups of the strategy, sizes of
- * the buffers and request slots; and the job's trace export through
- * DDP's recorder. */
+ * the buffers and request slots; the job's trace export through DDP's
+ * recorder; and the memory of the rank with the most, against the
+ * device's (fsdp.gpu_mem). */
 #include "workload/fsdp/job.h"
 
 #include <stdio.h>
@@ -206,4 +207,25 @@ herd_status_t fsdp_trace_build(const fsdp_job_t *job, trace_t **out)
     return wl_trace_build(
         job->world, job->model.name ? job->model.name : "fsdp", job->groups,
         job->ngroups, fsdp_job_walk, job, &job->data, out);
+}
+
+herd_status_t fsdp_job_memory_most(const fsdp_job_t *job, fsdp_memory_t *out)
+{
+    fsdp_memory_t most = {0}, m;
+    for (int r = 0; r < job->world; r++) {
+        herd_status_t st = fsdp_job_memory(job, r, &m);
+        if (st != HERD_OK)
+            return st;
+        if (r == 0 || m.total > most.total) {
+            most = m;
+            most.rank = r;
+        }
+    }
+    *out = most;
+    return HERD_OK;
+}
+
+int fsdp_job_fits(const fsdp_job_t *job, const fsdp_memory_t *m)
+{
+    return wl_gpu_mem_fits(job->cfg.gpu_mem_gib, m->total);
 }

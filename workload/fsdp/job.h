@@ -15,6 +15,7 @@
 
 #include "trace/trace.h"
 #include "workload/common/job.h"
+#include "workload/common/mem.h"
 #include "workload/ddp/job.h"
 #include "workload/ddp/model.h"
 #include "workload/fsdp/cfg.h"
@@ -35,6 +36,7 @@ typedef struct fsdp_memory {
     int units_alive;    /* unsharded units at that peak */
     uint64_t total;     /* on the device */
     uint64_t host;      /* cpu_offload: params, grads, optimizer here */
+    int rank;           /* whose: fsdp_job_memory_most's rank */
 } fsdp_memory_t;
 
 typedef struct fsdp_job {
@@ -92,6 +94,13 @@ herd_status_t fsdp_job_walk(const void *job, int rank,
 /* Memory per rank from the sharding and the walk's unsharded peak. */
 herd_status_t fsdp_job_memory(const fsdp_job_t *job, int rank,
                               fsdp_memory_t *out);
+
+/* The memory of the rank with the most on the device (the first of
+ * them: rank 0 when the ranks agree); out->rank says which. Ranks differ
+ * where they wrap or skip differently (fsdp.bad_wrap_ranks, skip_*). */
+herd_status_t fsdp_job_memory_most(const fsdp_job_t *job, fsdp_memory_t *out);
+/* 1 when m fits fsdp.gpu_mem (or there is no limit). */
+int fsdp_job_fits(const fsdp_job_t *job, const fsdp_memory_t *m);
 
 /* The job as a herd trace (groups included) for herd replay. */
 herd_status_t fsdp_trace_build(const fsdp_job_t *job, trace_t **out);

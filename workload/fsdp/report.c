@@ -244,14 +244,18 @@ static void text_header(const fsdp_collect_t *c, const fsdp_summary_t *s,
             j->cfg.gloo ? " (gloo: blocking)" : "",
             herd_dtype_name(j->param_dtype), herd_dtype_name(j->reduce_dtype));
     const fsdp_memory_t *m = &s->mem;
+    fprintf(f, "memory per rank");
+    if (m->rank) /* the ranks differ: the one with the most */
+        fprintf(f, " (the most: rank %d)", m->rank);
     fprintf(f,
-            "memory per rank: parameters %.1f MiB, gradients %.1f MiB, "
-            "optimizer %.1f MiB, unsharded peak %.1f MiB (%d units at "
-            "once); total on the device %.1f MiB (activations not "
-            "included)\n",
+            ": parameters %.1f MiB, gradients %.1f MiB, optimizer %.1f MiB, "
+            "unsharded peak %.1f MiB (%d units at once); total on the "
+            "device %.1f MiB",
             (double)m->params / MIB, (double)m->grads / MIB,
             (double)m->optimizer / MIB, (double)m->unsharded / MIB,
             m->units_alive, (double)m->total / MIB);
+    wl_gpu_mem_verdict(f, "fsdp", j->cfg.gpu_mem_gib, m->rank, m->total);
+    fprintf(f, " (activations not included)\n");
     if (m->host)
         fprintf(f,
                 "CPU offload: parameters, gradients and optimizer state on "
@@ -338,7 +342,7 @@ json_t *fsdp_report_json(const fsdp_collect_t *c, const fsdp_outcome_t *o)
     const fsdp_memory_t *m = &s.mem;
     return json_pack(
         "{s:s,s:i,s:s,s:i,s:I,s:s,s:{s:f,s:f,s:f,s:f,s:f},"
-        "s:{s:I,s:I,s:I,s:I,s:i,s:I,s:I},s:o,s:s}",
+        "s:{s:I,s:I,s:I,s:I,s:i,s:I,s:I,s:i,s:f,s:b},s:o,s:s}",
         "model", j->model.name, "world_size", j->world, "strategy",
         fsdp_strategy_name(j->cfg.strategy), "shard", j->shard, "units",
         (json_int_t)j->units.n, "status", herd_status_name(o->status), "steady",
@@ -347,6 +351,7 @@ json_t *fsdp_report_json(const fsdp_collect_t *c, const fsdp_outcome_t *o)
         (json_int_t)m->params, "grads_bytes", (json_int_t)m->grads,
         "optimizer_bytes", (json_int_t)m->optimizer, "unsharded_bytes",
         (json_int_t)m->unsharded, "units_alive", m->units_alive, "total_bytes",
-        (json_int_t)m->total, "host_bytes", (json_int_t)m->host, "per_unit",
+        (json_int_t)m->total, "host_bytes", (json_int_t)m->host, "rank",
+        m->rank, "gpu_mem_gib", j->cfg.gpu_mem_gib, "fits", s.fits, "per_unit",
         json_units(c), "diagnosis", diag);
 }

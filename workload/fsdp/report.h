@@ -8,7 +8,8 @@
  * is that unit's exposed communication (the wait for its all_gather);
  * before the optimizer, the wait for the last reductions. Step time is
  * the time between "step" marks; exposed communication the step less its
- * compute. Memory comes from the job (fsdp_job_memory). */
+ * compute. Memory comes from the job (fsdp_job_memory_most), judged
+ * against fsdp.gpu_mem. */
 #ifndef HERD_WORKLOAD_FSDP_REPORT_H
 #define HERD_WORKLOAD_FSDP_REPORT_H
 
@@ -34,12 +35,13 @@ typedef struct fsdp_utime {
 typedef struct fsdp_collect {
     const fsdp_job_t *job;
     int world;
-    size_t nu;        /* unit slots (most units of any rank) */
-    wl_steps_t steps; /* per rank and iteration; per rank */
-    double *comm;     /* [wl_steps_at(it, r)]: seconds in collectives */
-    fsdp_utime_t *ut; /* [it * nu + u] */
-    double *tail;     /* [it]: idle before the optimizer, summed */
-    uint64_t *prev;   /* per rank: end of the last compute (or step) */
+    size_t nu;         /* unit slots (most units of any rank) */
+    wl_steps_t steps;  /* per rank and iteration; per rank */
+    double *comm;      /* [wl_steps_at(it, r)]: seconds in collectives */
+    fsdp_utime_t *ut;  /* [it * nu + u] */
+    double *tail;      /* [it]: idle before the optimizer, summed */
+    uint64_t *prev;    /* per rank: end of the last compute (or step) */
+    fsdp_memory_t mem; /* the rank with the most (fsdp_job_memory_most) */
     herd_timeline_cb next_cb;
     void *next_arg;
 } fsdp_collect_t;
@@ -61,7 +63,8 @@ typedef struct fsdp_summary {
     long iters, nsteady;
     double step_s, exposed_s, compute_s, comm_s, overlap;
     double data_s;     /* mean wait for the batch per step */
-    fsdp_memory_t mem; /* rank 0's */
+    fsdp_memory_t mem; /* the rank with the most; mem.rank says which */
+    int fits;          /* mem within fsdp.gpu_mem (or no limit) */
 } fsdp_summary_t;
 
 void fsdp_collect_step(const fsdp_collect_t *c, long it, fsdp_step_pred_t *o);

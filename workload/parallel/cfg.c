@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "workload/common/mem.h"
 #include "workload/ddp/cfg.h"
 
 void par_cfg_init(par_cfg_t *c)
@@ -119,7 +120,6 @@ static herd_status_t set_num_key(par_cfg_t *c, const char *key, const char *v,
          1e15, 1},
         {"optimizer_bytes", &c->optimizer_bytes, 0, 1024, 0},
         {"compute_scale", &c->compute_scale, 1e-9, 1e9, 0},
-        {"gpu_mem", &c->gpu_mem_gib, 0, 1e9, 0},
     };
     *matched = 0;
     for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
@@ -167,6 +167,8 @@ herd_status_t par_cfg_set(par_cfg_t *c, const char *key, const char *v,
                                                    : &c->overlap_comm)
                    ? bad(err, len, key, v, "true or false")
                    : HERD_OK;
+    if (!strcmp(key, WL_GPU_MEM_KEY)) /* workload/common/mem.h */
+        return wl_gpu_mem_parse("parallel", v, &c->gpu_mem_gib, err, len);
     if (!strcmp(key, "dtype")) {
         if (herd_dtype_parse(v, &c->dtype) != HERD_OK ||
             herd_dtype_is_integer(c->dtype))

@@ -23,6 +23,7 @@
 
 #include "trace/trace.h"
 #include "workload/common/job.h"
+#include "workload/common/mem.h"
 #include "workload/ddp/job.h"
 #include "workload/ddp/model.h"
 #include "workload/parallel/cfg.h"

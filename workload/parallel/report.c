@@ -57,9 +57,7 @@ static void text_memory(const par_summary_t *s, const par_job_t *j, FILE *f)
             (double)m->grads / GIB, (double)m->optimizer / GIB,
             (double)m->gathered / GIB, (double)m->activations / GIB,
             m->inflight, m->inflight == 1 ? "" : "es", (double)m->total / GIB);
-    if (j->cfg.gpu_mem_gib > 0)
-        fprintf(f, " of %.2f: %s", j->cfg.gpu_mem_gib,
-                s->fits ? "fits" : "DOES NOT FIT parallel.gpu_mem");
+    wl_gpu_mem_verdict(f, "parallel", j->cfg.gpu_mem_gib, m->rank, m->total);
     fprintf(f, "\n");
 }
 

@@ -531,6 +531,5 @@ herd_status_t par_job_memory(const par_job_t *j, par_memory_t *out)
 
 int par_job_fits(const par_job_t *j, const par_memory_t *m)
 {
-    return j->cfg.gpu_mem_gib <= 0 ||
-           (double)m->total <= j->cfg.gpu_mem_gib * 1073741824.0;
+    return wl_gpu_mem_fits(j->cfg.gpu_mem_gib, m->total);
 }
