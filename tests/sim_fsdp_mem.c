@@ -5,7 +5,8 @@
  * differ; herd sweep marks the configurations over it and never
  * recommends them, however fast, and its memory plot draws the limit;
  * herd fsdp strategies takes the scenario's key; bad values are refused
- * with the place of the key (file:line:column). */
+ * with the place of the key (file:line:column); a hung run's memory plot
+ * draws. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -268,6 +269,23 @@ START_TEST(test_bad_values)
 }
 END_TEST
 
+/* A run that hangs has no step time: its memory plot still draws (the
+ * gnuplot script once failed on a step axis with no points: exit 2). */
+START_TEST(test_hang_memory_plot)
+{
+    char src[1024];
+    tu_src_path(src, sizeof(src), "scenarios/fsdp-wrap-mismatch.yaml");
+    char *out =
+        herd(1, "fsdp run %s --quiet --gpu-mem 80 --plots %s/d", src, dir);
+    free(out);
+    char *mem = file("d/memory.dat"), *gp = file("d/memory.gp");
+    has(mem, "\tNaN\t1\t0\t0\n"); /* no step time, fits, not ok */
+    has(gp, "have_step = 0\n");
+    free(mem);
+    free(gp);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_fsdp_mem");
@@ -279,6 +297,7 @@ int main(void)
     tcase_add_test(tc, test_sweep_marks_unfit);
     tcase_add_test(tc, test_strategies_take_the_key);
     tcase_add_test(tc, test_bad_values);
+    tcase_add_test(tc, test_hang_memory_plot);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
