@@ -20,7 +20,8 @@ set boxwidth 0.6
 set grid ytics
 set key below horizontal noenhanced
 set xrange [-0.6:nbars - 0.4]
-set yrange [0:*]
+# the device's memory stays in view over bars far below it
+set yrange [0:(lim > 0 ? lim * 1.08 : 0) < *]
 set ytics nomirror
 if (nbars > 6) { set xtics rotate by -30 }
 # no step time (a run that hung): a fixed y2 range, as gnuplot refuses to

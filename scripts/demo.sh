@@ -20,9 +20,9 @@ if $HERD sim scenarios/mismatch-hang.yaml -o "$OUT/mismatch-hang" --no-plots; th
     exit 1
 fi
 echo
-echo "== herd sweep scenarios/fsdp-gpt2-8n.yaml: FSDP's sharding strategies, step time and memory per rank"
+echo "== herd sweep scenarios/fsdp-gpt2-8n.yaml: FSDP's sharding strategies, step time and memory per rank on 16 GiB devices"
 $HERD sweep scenarios/fsdp-gpt2-8n.yaml --set fsdp.strategy=FULL_SHARD,SHARD_GRAD_OP,HYBRID_SHARD,NO_SHARD \
-    --set fsdp.steps=2 --out "$OUT/fsdp-sweep"
+    --set fsdp.steps=2 --set fsdp.gpu_mem=16 --out "$OUT/fsdp-sweep"
 echo
 echo "== herd sim scenarios/fsdp-gpt2-8n.yaml: one step's streams (compute, all_gather, reduce_scatter) per rank"
 $HERD sim scenarios/fsdp-gpt2-8n.yaml --set fsdp.steps=2 -o "$OUT/fsdp" --gantt-ranks 0,1,63 | tail -n 4

@@ -203,6 +203,8 @@ START_TEST(test_sweep_marks_unfit)
                       strstr(mgp, "lim = 2560.000000\n"),
                   "%s", mgp);
     has(mgp, "fsdp.gpu_mem: the line");
+    /* the line in view even over bars far below it */
+    has(mgp, "set yrange [0:(lim > 0 ? lim * 1.08 : 0) < *]");
     double tot[2], lim = strstr(mgp, "unit = 'GiB'") ? 2.5 : 2560;
     int fits[2];
     for (int k = 0; k < 2; k++) {
