@@ -31,8 +31,8 @@
 
 static const char usage[] =
     "usage: herd sweep SCENARIO --set KEY=V1,V2,... [--set KEY=V]...\n"
-    "         [--tolerance PCT] [--out DIR] [--jobs N] [--no-plot] [--quiet]\n"
-    "         [--no-mpi]\n"
+    "         [--tolerance PCT] [--uncertainty VALIDATION] [--out DIR]\n"
+    "         [--jobs N] [--no-plot] [--quiet] [--no-mpi]\n"
     "Runs SCENARIO on the simulator for every value (the cross product when\n"
     "several keys have lists); KEY is any scenario key (cluster.nodes,\n"
     "collectives.algorithm, cluster.inter.bandwidth, ddp.bucket_cap_mb,\n"
@@ -47,7 +47,11 @@ static const char usage[] =
     "(default: one per CPU). Under mpirun or srun (herd built with the mpi\n"
     "engine) the runs are shared by the job's processes (one worker each\n"
     "unless --jobs) and rank 0 reports, as one process would; --no-mpi:\n"
-    "each process runs the whole sweep.\n";
+    "each process runs the whole sweep. --uncertainty: the points of a\n"
+    "validation (herd validate --rates' points.tsv, herd compare's\n"
+    "compare.tsv, or a directory holding one): the report gives the\n"
+    "model's median and p95 |error| from them and marks ~ the values within\n"
+    "the median of the best, which herd cannot tell apart from it.\n";
 
 static double now_s(void)
 {
@@ -132,6 +136,14 @@ static int parse_args(int argc, char **argv, cli_sweep_args_t *a)
                                      "--tolerance '%s': expected a "
                                      "percentage in [0, 1000]",
                                      argv[i]);
+        } else if (!strcmp(s, "--uncertainty")) {
+            char err[1200];
+            a->uncertainty_path = argv[++i];
+            if (cli_uncertainty_load(a->uncertainty_path, &a->unc, err,
+                                     sizeof(err)) != 0) {
+                fprintf(stderr, "herd sweep: --uncertainty: %s\n", err);
+                rc = 2;
+            }
         } else if (s[0] == '-')
             rc = cli_usage_error("sweep", "bad option '%s'", s);
         else if (!a->scenario)

@@ -7,6 +7,7 @@
 #ifndef HERD_CLI_SWEEP_H
 #define HERD_CLI_SWEEP_H
 
+#include "cli/cli_uncertainty.h"
 #include <herd/herd.h>
 
 #define SWEEP_MAX_AXES 4
@@ -30,6 +31,8 @@ typedef struct cli_sweep_args {
     int jobs_set;     /* --jobs given (else one per CPU, one under MPI) */
     int no_mpi;       /* --no-mpi: run alone even under mpirun/srun */
     double tolerance; /* percent of the best step time */
+    const char *uncertainty_path; /* --uncertainty: a validation's table */
+    cli_uncertainty_t unc;        /* loaded from it (unc.n 0: none) */
     char *storage[SWEEP_MAX_SETS]; /* strdup'd value lists */
     int nstorage;
 } cli_sweep_args_t;

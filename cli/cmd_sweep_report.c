@@ -9,7 +9,9 @@
  * Values within the tolerance (default 2 %) of the best are ties: the
  * simulator's gain between them is smaller than what a real cluster's
  * noise and the model's error can tell apart. So when the scenario's own
- * value is among them the recommendation is to keep it. */
+ * value is among them the recommendation is to keep it. Where a
+ * validation measured the model's error (--uncertainty), the report says
+ * so, and marks ~ the values within its median |error| of the best. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,14 @@ static int within(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
            rows[c].step_s <= rows[best].step_s * (1 + a->tolerance / 100);
 }
 
+/* Within the validation's median |error| of the best (--uncertainty). */
+static int within_unc(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
+                      int best, int c)
+{
+    return a->unc.n && best >= 0 && row_ok(&rows[c]) &&
+           rows[c].step_s <= rows[best].step_s * (1 + a->unc.median);
+}
+
 static const char *short_key(const char *key)
 {
     const char *dot = strrchr(key, '.');
@@ -68,7 +78,10 @@ static void print_table(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
     printf(" %8s  %s\n", "vs_best", "status");
     for (int c = 0; c < n; c++) {
         const cli_sweep_row_t *r = &rows[c];
-        printf("%c ", c == best ? '*' : within(a, rows, best, c) ? '=' : ' ');
+        printf("%c ", c == best                    ? '*'
+                      : within(a, rows, best, c)     ? '='
+                      : within_unc(a, rows, best, c) ? '~'
+                                                     : ' ');
         for (int ax = 0; ax < a->naxes; ax++)
             printf("%16s", a->axes[ax].vals[cli_sweep_value_of(a, c, ax)]);
         if (ddp == 3)
@@ -94,7 +107,11 @@ static void print_table(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
                            : "ok",
                c == current ? " (the scenario's value)" : "");
     }
-    printf("* best, = within %g%% of the best (--tolerance)\n", a->tolerance);
+    printf("* best, = within %g%% of the best (--tolerance)", a->tolerance);
+    if (a->unc.n)
+        printf(", ~ within the model's median |error| (%.1f%%)",
+               a->unc.median * 100);
+    printf("\n");
 }
 
 /* The combination's values as "key=v, key=w". */
@@ -133,6 +150,17 @@ static void recommend(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
         return;
     }
     print_ties(a, rows, best, current);
+    if (a->unc.n) {
+        printf("model uncertainty: %zu validation points in %s: median "
+               "|error| %.1f%%, p95 %.1f%%; within the median of the best:",
+               a->unc.n, a->unc.path, a->unc.median * 100, a->unc.p95 * 100);
+        for (int c = 0, k = 0; c < cli_sweep_ncombos(a); c++)
+            if (within(a, rows, best, c) || within_unc(a, rows, best, c)) {
+                combo_text(a, c, what, sizeof(what));
+                printf("%s %s", k++ ? "," : "", what);
+            }
+        printf("\n");
+    }
     const cli_sweep_row_t *b = &rows[best];
     const char *measure = b->ddp ? "step" : "time";
     combo_text(a, best, other, sizeof(other));

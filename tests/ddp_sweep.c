@@ -3,7 +3,8 @@
  * recommendation (the scenario's own value when it is within the
  * tolerance of the best), a TSV and a plot, and shows the trade-off (the
  * smallest and the largest buckets are both slower than the best); any scenario
- * key can be swept, several keys give their cross product; bad input fails
+ * key can be swept, several keys give their cross product; a validation's
+ * points give the model's uncertainty (--uncertainty); bad input fails
  * cleanly. */
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,70 @@ START_TEST(test_tolerance)
 }
 END_TEST
 
+/* --uncertainty: a validation's points (here 5, with errors of 1, 2, 30,
+ * 4 and 50 %: median 4 %, p95 50 %) are summed up in the report, and the
+ * values within the median of the best are marked ~. */
+START_TEST(test_uncertainty)
+{
+    char *dir = tu_tmpdir(), path[1100], args[1400];
+    snprintf(path, sizeof(path), "%s/points.tsv", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("rate\tpredicted_ms\tmeasured_ms\tcollective\n"
+          "50Mbit\t101\t100\tall_reduce\n50Mbit\t98\t100\tall_reduce\n"
+          "50Mbit\t130\t100\tall_reduce\n50Mbit\t104\t100\tall_reduce\n"
+          "50Mbit\t50\t100\tall_reduce\n",
+          f);
+    fclose(f);
+    snprintf(args, sizeof(args),
+             "--set ddp.bucket_cap_mb=1,5,25,100 --jobs 1 --tolerance 0 "
+             "--uncertainty %s",
+             dir); /* the directory: its points.tsv */
+    char sd[1024];
+    char *out = sweep(args, 0, sd);
+    ck_assert_msg(strstr(out, "model uncertainty: 5 validation points in ") &&
+                      strstr(out, "median |error| 4.0%, p95 50.0%"),
+                  "%s", out);
+    ck_assert_msg(strstr(out, "~ within the model's median |error| (4.0%)"),
+                  "%s", out);
+    /* every row within 4 % of the best, and no other, is marked ~ */
+    static const char *const vals[] = {"1", "5", "25", "100"};
+    double best = 1e300, step[4];
+    for (int i = 0; i < 4; i++) {
+        step[i] = tsv_value(sd, vals[i], 1);
+        best = step[i] < best ? step[i] : best;
+    }
+    for (int i = 0; i < 4; i++) {
+        char row[64];
+        snprintf(row, sizeof(row), "\n~ %16s", vals[i]);
+        int marked = strstr(out, row) != NULL;
+        int want = step[i] > best && step[i] <= best * 1.04;
+        ck_assert_msg(marked == want, "%s: ~ %d, want %d\n%s", vals[i], marked,
+                      want, out);
+    }
+    free(out);
+    /* a bad point: file, line and column */
+    f = fopen(path, "w");
+    fputs("predicted_ms\tmeasured_ms\n1\t2\n3\tlots\n", f);
+    fclose(f);
+    snprintf(args, sizeof(args), "--set ddp.bucket_cap_mb=1,5 --uncertainty %s",
+             path);
+    out = sweep(args, 2, NULL);
+    ck_assert_msg(strstr(out, "points.tsv:3:3: expected a predicted and a "
+                              "measured time"),
+                  "%s", out);
+    free(out);
+    f = fopen(path, "w");
+    fputs("a\tb\n1\t2\n", f);
+    fclose(f);
+    out = sweep(args, 2, NULL);
+    ck_assert_msg(strstr(out, "points.tsv:1:1: no predicted and measured"),
+                  "%s", out);
+    free(out);
+    free(dir);
+}
+END_TEST
+
 START_TEST(test_any_key_cross_product)
 {
     char *out = sweep("--set cluster.inter.bandwidth=50Gbps,400Gbps "
@@ -158,6 +223,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_bucket_cap_tradeoff);
     tcase_add_test(tc, test_tolerance);
+    tcase_add_test(tc, test_uncertainty);
     tcase_add_test(tc, test_any_key_cross_product);
     tcase_add_test(tc, test_bad_input);
     suite_add_tcase(s, tc);
