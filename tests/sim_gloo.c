@@ -9,7 +9,10 @@
  * down; with three ranks the notices go to the other neighbour and
  * nothing waits. A rank that never posts is still diagnosed as a hang.
  * FSDP with backend gloo runs algorithm gloo unless the scenario names
- * one, and charges fsdp.hook_s four times per unit and step. */
+ * one, charges fsdp.hook_s four times per unit and step, and
+ * ProcessGroupGloo's copies around each all_gather (p + 2 shards) and
+ * reduce_scatter (p + 1) at the model's copy rate. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +367,48 @@ START_TEST(fsdp_hook_time)
 }
 END_TEST
 
+/* The duration (us) of the first timeline record labelled `label`. */
+static double tl_dur(const char *tsv, const char *label)
+{
+    char want[128];
+    snprintf(want, sizeof(want), "\t%s\t", label);
+    const char *l = strstr(tsv, want);
+    ck_assert_msg(l, "no '%s' in the timeline", label);
+    while (l > tsv && l[-1] != '\n')
+        l--;
+    /* rank node group seq kind name algo bytes start end dur label */
+    double v[12] = {0};
+    int k = 0;
+    for (const char *f = l; k < 11 && f; k++) {
+        v[k] = strtod(f, NULL);
+        f = strchr(f, '\t');
+        f = f ? f + 1 : NULL;
+    }
+    return v[10];
+}
+
+START_TEST(fsdp_gloo_copies)
+{
+    char *dir = tu_tmpdir(), *out = NULL, args[2048];
+    char *a = fsdp_scenario(dir, "a", "", "");
+    snprintf(args, sizeof(args), "fsdp run %s --timeline %s/t.tsv --quiet", a,
+             dir);
+    ck_assert_msg(tu_herd(args, &out) == 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof(args), "%s/t.tsv", dir);
+    char *tsv = tu_read_file(args);
+    ck_assert_ptr_nonnull(tsv);
+    /* gpt2_small's unit 1 (transformer.h.0): 7,087,872 parameters, float32,
+     * 2 shards of 3,543,936; copies at the model's 750 GB/s */
+    double ag = tl_dur(tsv, "gloo copies u1");
+    ck_assert_msg(fabs(ag - 4 * 3543936.0 * 4 / 750e9 * 1e6) < 0.01,
+                  "all_gather copies %g us", ag);
+    free(tsv);
+    free(a);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_gloo");
@@ -379,6 +424,7 @@ int main(void)
     tcase_add_test(tc, scenario_spelling);
     tcase_add_test(tc, fsdp_gloo_default);
     tcase_add_test(tc, fsdp_hook_time);
+    tcase_add_test(tc, fsdp_gloo_copies);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

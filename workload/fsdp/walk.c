@@ -23,7 +23,9 @@
  * thread too: before a unit's forward and backward (its unshard) and after
  * them (its reshard; after backward, the gradient's reduction and copy).
  * It also decides which rank posts a collective first, which gloo's
- * transport is sensitive to (sim/gloo_lower.c).
+ * transport is sensitive to (sim/gloo_lower.c). And ProcessGroupGloo
+ * copies what it gathers and reduces through buffers of its own
+ * (gloo_copy_s), at the model's copy rate.
  *
  * The walk also tracks the unsharded parameters and gradients alive, for
  * the memory prediction. */
@@ -77,6 +79,22 @@ static double offload_s(const fwalk_t *w, uint64_t numel)
 }
 
 static herd_status_t compute(fwalk_t *w, double s, const char *what, size_t u);
+
+/* The memory copies ProcessGroupGloo makes around a collective of p
+ * shards of `shard` elements of `dt`, at the model's copy rate (none when
+ * it gives none). all_gather_into_tensor: the input flattened into a
+ * buffer, gloo's copy of it into the gathered buffer, and the p blocks
+ * copied out to the output (p + 2 shards); reduce_scatter_tensor: the
+ * whole input cloned before the all_reduce and this rank's chunk copied
+ * out after it (p + 1 shards). */
+static double gloo_copy_s(const fwalk_t *w, herd_coll_t coll, uint64_t shard,
+                          herd_dtype_t dt)
+{
+    double bw = w->job->model.copy_bw;
+    uint64_t p = (uint64_t)w->job->shard;
+    uint64_t n = coll == HERD_COLL_ALL_GATHER ? p + 2 : p + 1;
+    return bw > 0 ? (double)(n * shard * herd_dtype_size(dt)) / bw : 0;
+}
 
 static void note_peak(fwalk_t *w)
 {
@@ -136,6 +154,11 @@ static herd_status_t gather(fwalk_t *w, size_t u)
     if (st == HERD_OK && w->job->cfg.gloo) { /* the call blocks */
         st = w->ops->wait(w->ctx, u);
         w->state[u] = U_GATHERED;
+        if (st == HERD_OK && group < 0) /* not the post-forward regather */
+            st = compute(w,
+                         gloo_copy_s(w, HERD_COLL_ALL_GATHER, count,
+                                     w->job->param_dtype),
+                         "gloo copies", u);
     }
     return st;
 }
@@ -286,7 +309,14 @@ static herd_status_t reduce(fwalk_t *w, size_t u)
     size_t n = w->us->n;
     int hybrid = w->job->cfg.strategy == FSDP_HYBRID_SHARD &&
                  w->job->replicas > 1 && !no_shard(w);
-    return w->ops->wait(w->ctx, hybrid ? 2 * n + u : n + u);
+    st = w->ops->wait(w->ctx, hybrid ? 2 * n + u : n + u);
+    if (st == HERD_OK && !no_shard(w))
+        st = compute(w,
+                     gloo_copy_s(w, HERD_COLL_REDUCE_SCATTER,
+                                 fsdp_job_shard_numel(w->job, &w->us->u[u]),
+                                 w->job->reduce_dtype),
+                     "gloo copies", u);
+    return st;
 }
 
 static long prev_ran(const fwalk_t *w, size_t u)
