@@ -31,8 +31,8 @@ typedef struct cli_sweep_args {
     int jobs_set;     /* --jobs given (else one per CPU, one under MPI) */
     int no_mpi;       /* --no-mpi: run alone even under mpirun/srun */
     double tolerance; /* percent of the best step time */
-    const char *uncertainty_path; /* --uncertainty: a validation's table */
-    cli_uncertainty_t unc;        /* loaded from it (unc.n 0: none) */
+    const char *uncertainty_path;  /* --uncertainty: a validation's table */
+    cli_uncertainty_t unc;         /* loaded from it (unc.n 0: none) */
     char *storage[SWEEP_MAX_SETS]; /* strdup'd value lists */
     int nstorage;
 } cli_sweep_args_t;

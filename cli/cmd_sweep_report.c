@@ -78,7 +78,7 @@ static void print_table(const cli_sweep_args_t *a, const cli_sweep_row_t *rows,
     printf(" %8s  %s\n", "vs_best", "status");
     for (int c = 0; c < n; c++) {
         const cli_sweep_row_t *r = &rows[c];
-        printf("%c ", c == best                    ? '*'
+        printf("%c ", c == best                      ? '*'
                       : within(a, rows, best, c)     ? '='
                       : within_unc(a, rows, best, c) ? '~'
                                                      : ' ');

@@ -256,9 +256,9 @@ static void send_rtr(sim_exec_t *x, const sim_xconn_t *c)
     f->inst = x->inst;
     f->payload = NULL;
     x->inst->inflight++;
-    herd_status_t st = sim_net_flow_start(
-        w->net, w->now, x->world_rank, sim_inst_world_rank(x->inst, c->peer),
-        (int)c->channel, SIM_RTR_BYTES, f);
+    herd_status_t st = sim_net_flow_start(w->net, w->now, x->world_rank,
+                                          sim_inst_world_rank(x->inst, c->peer),
+                                          (int)c->channel, SIM_RTR_BYTES, f);
     if (st != HERD_OK) {
         x->inst->inflight--;
         f->inst = NULL;

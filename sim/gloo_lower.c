@@ -89,8 +89,8 @@ static herd_status_t lower(const core_sched_desc_t *desc, core_sched_t *out)
         return core_sched_lower(&d, out);
     case HERD_COLL_ALL_GATHER:
         d.algo = HERD_ALGO_RING;
-        d.chunk_bytes = halves(d.count * (uint64_t)d.nranks, d.nranks,
-                               d.elem_size);
+        d.chunk_bytes =
+            halves(d.count * (uint64_t)d.nranks, d.nranks, d.elem_size);
         return core_sched_lower(&d, out);
     case HERD_COLL_REDUCE_SCATTER:
         d.algo = HERD_ALGO_RING;

@@ -255,8 +255,7 @@ void net_share_leave(net_state_t *s, uint32_t c);
 void net_share_settle(net_state_t *s);
 /* Token buckets: the bytes of a flow starting at t on connection c that
  * its path's buckets pass at once (at most `bytes`), taken from them. */
-uint64_t net_burst_take(net_state_t *s, uint32_t c, uint64_t t,
-                        uint64_t bytes);
+uint64_t net_burst_take(net_state_t *s, uint32_t c, uint64_t t, uint64_t bytes);
 /* Schedule the head of connection c to finish at t. */
 void net_conn_schedule(net_state_t *s, uint32_t c, uint64_t t);
 

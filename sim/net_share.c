@@ -79,8 +79,7 @@ static void burst_idle(net_state_t *s, const net_conn_t *c)
     }
 }
 
-uint64_t net_burst_take(net_state_t *s, uint32_t ci, uint64_t t,
-                        uint64_t bytes)
+uint64_t net_burst_take(net_state_t *s, uint32_t ci, uint64_t t, uint64_t bytes)
 {
     const net_conn_t *c = &s->conns[ci];
     double take = (double)bytes;

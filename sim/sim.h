@@ -391,9 +391,9 @@ struct sim_inst {
     int *world_ranks;      /* group rank -> world rank (copy); NULL: id */
     core_coll_args_t args; /* first poster's (label not kept) */
     herd_algo_t algo;
-    int rdv; /* algorithm "gloo": a send moves only once the receiver's
-                ready-to-receive notice has come (sim/exec.c) */
-    int first_rank;            /* group rank of the first poster */
+    int rdv;        /* algorithm "gloo": a send moves only once the receiver's
+                       ready-to-receive notice has come (sim/exec.c) */
+    int first_rank; /* group rank of the first poster */
     sim_diag_class_t mismatch; /* NONE unless a poster disagreed */
     int nposted, ndone;
     uint8_t *posted; /* per member: 1 posted, 2 done */

@@ -206,8 +206,8 @@ static double early_in_T(herd_coll_t coll, herd_algo_t algo, int p,
 START_TEST(all_gather_together)
 {
     /* 4 MiB each way: both directions at once, one link time */
-    double x = early_in_T(HERD_COLL_ALL_GATHER, HERD_ALGO_GLOO, 2, 0,
-                          4.0 * (1 << 20));
+    double x =
+        early_in_T(HERD_COLL_ALL_GATHER, HERD_ALGO_GLOO, 2, 0, 4.0 * (1 << 20));
     ck_assert_msg(x > 0.99 && x < 1.01, "all_gather together: %.3f T", x);
 }
 END_TEST
@@ -355,8 +355,7 @@ START_TEST(fsdp_hook_time)
     ck_assert_msg(strstr(out, "fsdp.hook_s: only with backend gloo"), "%s",
                   out);
     free(out);
-    snprintf(args, sizeof(args), "fsdp run %s --set fsdp.hook_s=-1 --quiet",
-             c);
+    snprintf(args, sizeof(args), "fsdp run %s --set fsdp.hook_s=-1 --quiet", c);
     ck_assert_int_eq(tu_herd(args, &out), 2);
     ck_assert_msg(strstr(out, "fsdp.hook_s"), "%s", out);
     free(out);

@@ -202,9 +202,8 @@ herd_status_t mpi_coll_post(herd_comm_t *comm, const core_coll_args_t *a,
      * code path for their uneven counts, and a monitored barrier's
      * receives tell which ranks did not arrive */
     int own = core_coll_is_v(a->coll) || a->coll == HERD_COLL_MONITORED_BARRIER;
-    q->native =
-        !own && (p2p || a->algo == HERD_ALGO_AUTO ||
-                 core_sched_is_library(a->algo));
+    q->native = !own && (p2p || a->algo == HERD_ALGO_AUTO ||
+                         core_sched_is_library(a->algo));
     q->algo = q->native ? HERD_ALGO_AUTO : own ? HERD_ALGO_DIRECT : a->algo;
     q->fr_id = core_flight_add(&w->flight, comm, a, q->t_post);
     herd_status_t st;

@@ -70,12 +70,12 @@ typedef struct fsdp_cfg {
     herd_dtype_t param_dtype, reduce_dtype;
     long steps;
     double compute_scale;
-    double hook_s; /* backend gloo: CPU seconds of FSDP's own work in each
-                      of a unit's four hooks per step (pre/post forward,
-                      pre/post backward), on the one thread that also
-                      computes and communicates */
-    int cpu_offload;            /* CPUOffload(offload_params=True) */
-    double offload_gbps;        /* host <-> device copies, GB/s */
+    double hook_s;       /* backend gloo: CPU seconds of FSDP's own work in each
+                            of a unit's four hooks per step (pre/post forward,
+                            pre/post backward), on the one thread that also
+                            computes and communicates */
+    int cpu_offload;     /* CPUOffload(offload_params=True) */
+    double offload_gbps; /* host <-> device copies, GB/s */
     double cpu_optimizer_scale; /* CPU optimizer time / the model's */
     double optim_states;        /* optimizer state per parameter, in master
                                    copies (Adam: 2, SGD momentum: 1) */

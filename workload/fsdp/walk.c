@@ -224,8 +224,7 @@ static herd_status_t compute(fwalk_t *w, double s, const char *what, size_t u)
 /* FSDP's hook `what` for unit u on gloo (fsdp.hook_s; none elsewhere). */
 static herd_status_t hook(fwalk_t *w, const char *what, size_t u)
 {
-    return w->job->cfg.gloo ? compute(w, w->job->cfg.hook_s, what, u)
-                            : HERD_OK;
+    return w->job->cfg.gloo ? compute(w, w->job->cfg.hook_s, what, u) : HERD_OK;
 }
 
 static herd_status_t forward(fwalk_t *w, long it)
