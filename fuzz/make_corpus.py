@@ -255,11 +255,25 @@ def kineto():
     put("kineto", "hostile_gzip_zeros.gz", gzip.compress(b" " * (8 << 20), mtime=0))
 
 
+def uncertainty():
+    put("uncertainty", "points.tsv",
+        "rate\tpredicted_ms\tmeasured_ms\tcollective\talgorithm\tbytes\n"
+        "200Mbit\t66.367914\t65.880710\tall_reduce\tring\t1048576\n"
+        "200Mbit\t263.674710\t274.421368\tall_reduce\tring\t4194304\n")
+    put("uncertainty", "compare.tsv",
+        "all_reduce\tpred_us\tmeas_us\nall_reduce\t66367.914\t66506.860\n")
+    put("uncertainty", "hostile_numbers.tsv",
+        "predicted_ms\tmeasured_ms\nnan\t1\n1\t0\n-1\t1e400\n1\t\n")
+    put("uncertainty", "hostile_long.tsv",
+        "predicted_ms\tmeasured_ms\n" + "1" * 5000 + "\t1\n")
+    put("uncertainty", "hostile_header.tsv", "\t\t\t\n#\n\n")
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     for fn in (scenarios, traces, models, timelines, flights, store,
-               store_tcps, tcp, kineto):
+               store_tcps, tcp, kineto, uncertainty):
         fn()
     for t in sorted(os.listdir(OUT)):
         print("%-12s %d seeds" % (t, len(os.listdir(os.path.join(OUT, t)))))
