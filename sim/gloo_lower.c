@@ -88,6 +88,8 @@ static herd_status_t lower(const core_sched_desc_t *desc, core_sched_t *out)
         d.chunk_bytes = halves(d.count, d.nranks, d.elem_size);
         return core_sched_lower(&d, out);
     case HERD_COLL_ALL_GATHER:
+        if (d.nranks > 0 && d.count > UINT64_MAX / (uint64_t)d.nranks)
+            return HERD_ERR_OVERFLOW;
         d.algo = HERD_ALGO_RING;
         d.chunk_bytes =
             halves(d.count * (uint64_t)d.nranks, d.nranks, d.elem_size);
