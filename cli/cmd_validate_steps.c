@@ -319,11 +319,13 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
     FILE *sum = fmemopen(setup, sizeof(setup), "w");
     if (!sum)
         return 1;
-    fprintf(sum, "Real side: %s with %d ranks%s; simulator: %s%s.\n\n",
+    fprintf(sum, "Real side: %s with %d ranks%s; simulator: %s",
             o->nproc ? "local processes (herd launch)" : "the testbed",
             o->world, o->torch ? ", measured by real PyTorch DDP (gloo)" : "",
-            o->ncal ? "calibrated link " : "the scenario's links",
-            o->ncal ? o->cal_sets[0] : "");
+            o->ncal ? "calibrated link" : "the scenario's links");
+    for (int i = 0; i < o->ncal; i++) /* every setting the prediction got */
+        fprintf(sum, "%s %s", i ? "," : "", o->cal_sets[i]);
+    fprintf(sum, ".\n\n");
     for (int i = 0; i < nwl && rc == 0; i++)
         rc = run_workload(o, sc, &wl[i], &rows, sum);
     if (rc == 0 && o->torch) {

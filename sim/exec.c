@@ -58,7 +58,7 @@ static void push_work(sim_world_t *w, sim_exec_t *x, uint32_t step)
     /* gloo's order of posting matters (a notice queues behind data sent
      * before it): steps of one member that become startable in the same
      * instant start in schedule order, the smallest index on top */
-    while (x->inst->rdv && i > 0 && w->work[i - 1] == x &&
+    while (x->rdv && i > 0 && w->work[i - 1] == x &&
            w->work_step[i - 1] < step) {
         w->work[i] = x;
         w->work_step[i] = w->work_step[i - 1];
@@ -303,12 +303,12 @@ static void start(sim_exec_t *x, uint32_t step)
     switch (kind) {
     case CORE_STEP_SEND:
         /* gloo: the send moves when the receiver's notice comes */
-        if (!x->inst->rdv || k < c->rtr)
+        if (!x->rdv || k < c->rtr)
             start_send(x, step, c, k);
         break;
     case CORE_STEP_RECV:
     case CORE_STEP_RECV_REDUCE:
-        if (x->inst->rdv)
+        if (x->rdv)
             send_rtr(x, c);
         if (*wt & XB_ARRIVED)
             recv_ready(x, step);

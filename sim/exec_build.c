@@ -534,6 +534,7 @@ static sim_exec_t *exec_new(sim_world_t *w, sim_inst_t *inst, int member,
     x->rank = &w->ranks[x->world_rank];
     x->esize = herd_dtype_size(inst->args.dtype);
     x->real = w->opts.real_buffers != 0;
+    x->rdv = inst->rdv;
     x->nsteps = x->nleft = nsteps;
     w->steps_total += nsteps; /* progress (herd_sim_progress_t) */
     return x;

@@ -113,6 +113,8 @@ struct sim_exec {
     uint32_t nleft;
     int member;
     int real;
+    int rdv;        /* inst->rdv (algorithm "gloo"), kept here: the hot paths
+                       read this cache line anyway */
     uint64_t *wide; /* counts, when one does not fit in 32 bits */
     uint32_t *big;  /* waits of the steps whose byte says XB_BIG */
     size_t esize;

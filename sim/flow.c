@@ -53,6 +53,28 @@ void sim_flow_fini(sim_world_t *w)
     w->flow_free = NULL;
 }
 
+/* A message (or, k == SIM_EARLY_RTR, a gloo notice) for member `dst`
+ * that has no executor yet: kept for when it starts if it has not posted
+ * or posted this instant and started at its end (sim/sym.c): 1. For a
+ * member done (2) or mismatched (4) 0, and -1 when memory runs out: the
+ * caller drops it. Order does not matter: messages are matched by index. */
+static int keep_early(sim_inst_t *inst, int dst, int src, int channel,
+                      uint32_t k, void *payload)
+{
+    if (sim_inst_member_state(inst, dst) & 6)
+        return 0;
+    sim_early_t *e = malloc(sizeof(*e));
+    if (!e)
+        return -1;
+    *e = (sim_early_t){.src = src,
+                       .channel = channel,
+                       .k = k,
+                       .payload = payload,
+                       .next = inst->early[dst]};
+    inst->early[dst] = e;
+    return 1;
+}
+
 static void delivered(sim_world_t *w, sim_flow_t *f)
 {
     sim_inst_t *inst = f->inst;
@@ -60,27 +82,10 @@ static void delivered(sim_world_t *w, sim_flow_t *f)
     if (sim_sym_on(inst)) /* the representative of dst receives it */
         sim_sym_map(w, &dst, &src);
     sim_exec_t *x = inst->execs[dst];
-    if (x) {
+    if (x)
         sim_exec_deliver(w, x, f->rconn, src, f->channel, f->k, f->payload);
-    } else if (!(sim_inst_member_state(inst, dst) & 6)) {
-        /* not posted, or posted this instant and started at its end
-         * (sim/sym.c): kept for when it starts; done (2) or mismatched
-         * (4): dropped */
-        sim_early_t *e = malloc(sizeof(*e));
-        if (e) {
-            /* Order does not matter: messages are matched by index. */
-            *e = (sim_early_t){.src = src,
-                               .channel = f->channel,
-                               .k = f->k,
-                               .payload = f->payload,
-                               .next = inst->early[dst]};
-            inst->early[dst] = e;
-        } else {
-            free(f->payload);
-        }
-    } else {
-        free(f->payload); /* a mismatched member: dropped */
-    }
+    else if (keep_early(inst, dst, src, f->channel, f->k, f->payload) <= 0)
+        free(f->payload);
     f->payload = NULL;
     f->inst = NULL;
     inst->inflight--;
@@ -94,20 +99,12 @@ static void rtr_delivered(sim_world_t *w, sim_flow_t *f)
 {
     sim_inst_t *inst = f->inst;
     sim_exec_t *x = inst->execs[f->dst];
-    if (x) {
+    if (x)
         sim_exec_rtr(w, x, f->src, f->channel);
-    } else if (!(sim_inst_member_state(inst, f->dst) & 6)) {
-        sim_early_t *e = malloc(sizeof(*e));
-        if (e) {
-            *e = (sim_early_t){.src = f->src,
-                               .channel = f->channel,
-                               .k = SIM_EARLY_RTR,
-                               .next = inst->early[f->dst]};
-            inst->early[f->dst] = e;
-        } else if (w->end_status == HERD_OK) {
-            w->end_status = HERD_ERR_NO_MEMORY;
-        }
-    }
+    else if (keep_early(inst, f->dst, f->src, f->channel, SIM_EARLY_RTR, NULL) <
+                 0 &&
+             w->end_status == HERD_OK)
+        w->end_status = HERD_ERR_NO_MEMORY; /* a lost notice would hang */
     f->inst = NULL;
     inst->inflight--;
     sim_flow_put(w, f);

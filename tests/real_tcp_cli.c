@@ -175,6 +175,25 @@ START_TEST(every_rank_says_why)
 }
 END_TEST
 
+/* The libraries' own algorithms (nccl, gloo) are the simulator's models:
+ * on the tcp engine they run the engine's own choice, with results
+ * checked (no wrong elements). */
+START_TEST(library_algos_run_own_choice)
+{
+    char *out = NULL, args[1024];
+    const char *algos[] = {"gloo", "nccl"};
+    for (int a = 0; a < 2; a++) {
+        snprintf(args, sizeof(args),
+                 "launch --nproc-per-node 2 -- %s perf --engine tcp --algo %s "
+                 "-b 64K -e 64K -n 2 -c 1 --timeout 30",
+                 tu_herd_binary(), algos[a]);
+        ck_assert_int_eq(tu_herd(args, &out), 0);
+        ck_assert_msg(strstr(out, "# Out of bounds values : 0 OK"), "%s", out);
+        free(out);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("real_tcp_cli");
@@ -185,6 +204,7 @@ int main(void)
     tcase_add_test(tc, replay_timeout_scenario);
     tcase_add_test(tc, perf_timeout_flag_checked);
     tcase_add_test(tc, every_rank_says_why);
+    tcase_add_test(tc, library_algos_run_own_choice);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -266,6 +266,13 @@ START_TEST(scenario_spelling)
                      &out);
     ck_assert_msg(rc == 0, "herd perf --algo gloo: %d\n%s", rc, out);
     free(out);
+    rc = tu_herd("schedule --algo gloo --coll reduce_scatter -p 3 --count 5 "
+                 "--verify",
+                 &out);
+    ck_assert_msg(rc == 0 && strstr(out, "gloo reduce_scatter") &&
+                      strstr(out, "# verify: ok"),
+                  "herd schedule --algo gloo: %d\n%s", rc, out);
+    free(out);
 }
 END_TEST
 

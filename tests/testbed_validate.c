@@ -60,6 +60,8 @@ START_TEST(validate_loop_reports)
     ck_assert_int_eq(herd(args, &out), 0);
     ck_assert_ptr_nonnull(strstr(out, "median |error|"));
     ck_assert_ptr_nonnull(strstr(out, "calibrated inter link"));
+    /* tbf's bucket, fitted, goes into the prediction */
+    ck_assert_msg(strstr(out, ", burst "), "%s", out);
     free(out);
     snprintf(args, sizeof(args), "%s/v/report.md", dir);
     char *md = tu_read_file(args);
@@ -67,6 +69,10 @@ START_TEST(validate_loop_reports)
     ck_assert_ptr_nonnull(strstr(md, "| all_reduce | ring | 64 KiB |"));
     ck_assert_ptr_nonnull(strstr(md, "| broadcast |"));
     ck_assert_ptr_nonnull(strstr(md, "median |error|"));
+    /* the report names every calibrated setting the prediction got */
+    ck_assert_msg(strstr(md, ", cluster.inter.latency=") &&
+                      strstr(md, ", cluster.inter.burst="),
+                  "%s", md);
     free(md);
     snprintf(args, sizeof(args), "%s/v/all_reduce/compare/compare.tsv", dir);
     FILE *f = fopen(args, "r");
