@@ -365,6 +365,12 @@ herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
 {
     sim_world_t *w = c->w;
     int m = c->base.rank;
+    /* a world of many ranks can post far more state than one loop turn
+     * of events shows: the budget is checked here too */
+    if ((++w->mem_posts & 255) == 0 && sim_mem_over(w))
+        return core_comm_error(&c->base, HERD_ERR_NO_MEMORY,
+                               "%s: the simulation passed its memory limit",
+                               herd_coll_name(a->coll));
     sim_inst_t *inst =
         sim_htab_get(&w->insts, inst_key(c->base.group_id, a->seq));
     herd_status_t st;

@@ -1,7 +1,8 @@
 /* sim/ctx.c - rank contexts: ucontext with an mmap'd stack (below a guard
  * page while the kernel's mapping budget allows, else carved from shared
- * mappings with a canary), and the AddressSanitizer fiber annotations that
- * let ASan follow the switches between the scheduler and the ranks.
+ * mappings, their lowest bytes checked), and the AddressSanitizer fiber
+ * annotations that let ASan follow the switches between the scheduler and the
+ * ranks.
  *
  * swapcontext saves and restores the signal mask, a system call on each
  * switch, and a DDP run switches millions of times: a context is entered
@@ -46,23 +47,40 @@ size_t sim_ctx_default_stack(void)
 #endif
 }
 
-typedef struct ctx_start {
-    sim_ctx_entry_fn fn;
-    void *arg;
-} ctx_start_t;
+/* The lowest bytes of every stack, which no frame uses: nothing writes
+ * them, so their page is never faulted in, and a rank that wrote them
+ * ran past its stack. */
+#define CTX_LOW 64
 
-/* makecontext passes ints: the start record travels as two halves. */
+#ifdef SIM_ASAN
+/* The scheduler's context while a rank runs (one world per thread). */
+static _Thread_local ucontext_t ctx_sched_uc;
+#else
+/* The context a rank is first entered from; filled by sim_ctx_create's
+ * getcontext, completed by makecontext at the rank's first start. */
+static _Thread_local ucontext_t ctx_start_uc;
+#endif
+
+/* makecontext passes ints: the context's address travels as two halves. */
 static void ctx_trampoline(unsigned lo, unsigned hi)
 {
     uintptr_t p = ((uintptr_t)hi << 32) | (uintptr_t)lo;
     sim_ctx_t *c = (sim_ctx_t *)p;
-    ctx_start_t *s = (ctx_start_t *)((char *)c->stack_lo + 16);
-    s->fn(s->arg);
+    c->fn(c->arg);
     abort(); /* entry functions end with sim_ctx_exit */
 }
 
-/* Canary at each stack's lowest word: frames grow down towards it. */
-#define CTX_CANARY 0x6865726473746b21ull /* "herdstk!" */
+/* Points `uc`, filled by getcontext, at c's stack and entry. */
+static void ctx_make(sim_ctx_t *c, ucontext_t *uc)
+{
+    uc->uc_stack.ss_sp = (char *)c->stack_lo + CTX_LOW;
+    uc->uc_stack.ss_size = c->stack_len - CTX_LOW;
+    uc->uc_link = NULL;
+    uintptr_t p = (uintptr_t)c;
+    makecontext(uc, (void (*)(void))ctx_trampoline, 2,
+                (unsigned)(p & 0xffffffffu), (unsigned)(p >> 32));
+}
+
 /* Stacks per shared mapping in unguarded mode. */
 #define CTX_SLAB_STACKS 4096
 
@@ -83,8 +101,7 @@ static size_t ctx_map_budget(void)
     return (size_t)max / 2;
 }
 
-void sim_stack_pool_init(sim_stack_pool_t *p, size_t stack_bytes,
-                         size_t nranks)
+void sim_stack_pool_init(sim_stack_pool_t *p, size_t stack_bytes, size_t nranks)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t len = (stack_bytes + page - 1) / page * page;
@@ -117,9 +134,9 @@ static void *ctx_pool_take(sim_stack_pool_t *p)
             p->slab_cap = cap;
         }
         p->slab_stacks = CTX_SLAB_STACKS;
-        void *m = mmap(NULL, p->slab_stacks * p->stack_len,
-                       PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        void *m =
+            mmap(NULL, p->slab_stacks * p->stack_len, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED)
             return NULL;
         p->slabs[p->nslabs++] = m;
@@ -147,7 +164,7 @@ static herd_status_t ctx_map_guarded(sim_ctx_t *c, size_t len)
 }
 
 herd_status_t sim_ctx_create(sim_ctx_t *c, sim_stack_pool_t *pool,
-                             sim_ctx_t *ret_to, sim_ctx_entry_fn fn, void *arg)
+                             sim_ctx_entry_fn fn, void *arg)
 {
     size_t len = pool->stack_len;
     memset(c, 0, sizeof(*c));
@@ -159,28 +176,37 @@ herd_status_t sim_ctx_create(sim_ctx_t *c, sim_stack_pool_t *pool,
         return HERD_ERR_NO_MEMORY;
     }
     c->stack_len = len;
-    /* The canary and the start record live at the bottom of the stack,
-     * below the 64 bytes the frames never use. */
-    *(uint64_t *)c->stack_lo = CTX_CANARY;
-    ctx_start_t *s = (ctx_start_t *)((char *)c->stack_lo + 16);
-    s->fn = fn;
-    s->arg = arg;
-    if (getcontext(&c->uc) != 0) {
+    c->fn = fn;
+    c->arg = arg;
+#ifdef SIM_ASAN
+    c->uc = malloc(sizeof(*c->uc));
+    if (!c->uc) {
+        sim_ctx_destroy(c);
+        return HERD_ERR_NO_MEMORY;
+    }
+    if (getcontext(c->uc) != 0) {
         sim_ctx_destroy(c);
         return HERD_ERR_INTERNAL;
     }
-    c->uc.uc_stack.ss_sp = (char *)c->stack_lo + 64;
-    c->uc.uc_stack.ss_size = len - 64;
-    c->uc.uc_link = &ret_to->uc;
-    uintptr_t p = (uintptr_t)c;
-    makecontext(&c->uc, (void (*)(void))ctx_trampoline, 2,
-                (unsigned)(p & 0xffffffffu), (unsigned)(p >> 32));
+    ctx_make(c, c->uc);
+#else
+    if (getcontext(&ctx_start_uc) != 0) {
+        sim_ctx_destroy(c);
+        return HERD_ERR_INTERNAL;
+    }
+#endif
     return HERD_OK;
 }
 
 int sim_ctx_overflowed(const sim_ctx_t *c)
 {
-    return c->stack_lo && *(const uint64_t *)c->stack_lo != CTX_CANARY;
+    if (!c->stack_lo)
+        return 0;
+    const uint64_t *low = c->stack_lo;
+    uint64_t any = 0;
+    for (size_t i = 0; i < CTX_LOW / sizeof(*low); i++)
+        any |= low[i];
+    return any != 0;
 }
 
 void sim_ctx_destroy(sim_ctx_t *c)
@@ -188,6 +214,8 @@ void sim_ctx_destroy(sim_ctx_t *c)
     if (c->map)
         munmap(c->map, c->map_len); /* pooled stacks go with their pool */
     c->map = NULL;
+    free(c->uc);
+    c->uc = NULL;
 }
 
 #ifdef SIM_ASAN
@@ -195,7 +223,7 @@ void sim_ctx_resume(sim_ctx_t *sched, sim_ctx_t *rank)
 {
     __sanitizer_start_switch_fiber(&sched->asan_fake, rank->stack_lo,
                                    rank->stack_len);
-    swapcontext(&sched->uc, &rank->uc);
+    swapcontext(&ctx_sched_uc, rank->uc);
     __sanitizer_finish_switch_fiber(sched->asan_fake, NULL, NULL);
 }
 
@@ -203,7 +231,7 @@ void sim_ctx_yield(sim_ctx_t *rank, sim_ctx_t *sched)
 {
     __sanitizer_start_switch_fiber(&rank->asan_fake, sched->stack_lo,
                                    sched->stack_len);
-    swapcontext(&rank->uc, &sched->uc);
+    swapcontext(rank->uc, &ctx_sched_uc);
     __sanitizer_finish_switch_fiber(rank->asan_fake, NULL, NULL);
 }
 #else
@@ -213,7 +241,8 @@ void sim_ctx_resume(sim_ctx_t *sched, sim_ctx_t *rank)
         return; /* the rank switched back */
     if (!rank->started) {
         rank->started = 1;
-        setcontext(&rank->uc);
+        ctx_make(rank, &ctx_start_uc);
+        setcontext(&ctx_start_uc);
     }
     _longjmp(rank->jb, 1);
 }
@@ -247,7 +276,7 @@ void sim_ctx_exit(sim_ctx_t *rank, sim_ctx_t *sched)
     (void)rank;
 #endif
 #ifdef SIM_ASAN
-    setcontext(&sched->uc);
+    setcontext(&ctx_sched_uc);
 #else
     _longjmp(sched->jb, 1);
 #endif

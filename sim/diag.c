@@ -333,10 +333,13 @@ static void summary_text(FILE *f, const sim_world_t *w, const sim_diag_t *d,
 static void interrupted_text(FILE *f, const sim_world_t *w, const sim_diag_t *d,
                              const sim_inst_t *inst)
 {
-    fprintf(f,
-            "herd sim: interrupted at t=%.9f s (%llu events): a partial "
-            "report\n",
-            d->time_ns / 1e9, (unsigned long long)d->events);
+    if (w->mem_over)
+        sim_mem_text(f, w);
+    else
+        fprintf(f,
+                "herd sim: interrupted at t=%.9f s (%llu events): a partial "
+                "report\n",
+                d->time_ns / 1e9, (unsigned long long)d->events);
     if (w->steps_total)
         fprintf(f,
                 "collective steps: %llu of %llu posted so far done "
@@ -421,7 +424,7 @@ herd_status_t sim_diag_build(sim_world_t *w, sim_diag_t *d)
     FILE *f = open_memstream(&d->text, &len);
     if (!f)
         return HERD_ERR_NO_MEMORY;
-    if (w->interrupted) {
+    if (w->interrupted || w->mem_over) {
         d->cls = SIM_DIAG_NONE; /* not a hang: the run was stopped */
         interrupted_text(f, w, d, inst);
     } else {

@@ -281,10 +281,11 @@ static void run_loop(sim_world_t *w)
     int watched = w->opts.stop || w->opts.progress_cb;
     uint64_t next_watch = 4096;
     while (w->live > 0 && w->end_status == HERD_OK) {
-        if (watched && w->events >= next_watch) {
+        if (w->events >= next_watch) {
             next_watch = w->events + 4096;
-            watch(w);
-            if (w->end_status != HERD_OK)
+            if (watched)
+                watch(w);
+            if (w->end_status != HERD_OK || sim_mem_over(w))
                 break;
         }
         uint64_t tn = sim_net_next_time(w->net);

@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <ucontext.h>
 
 #include <herd/herd.h>
@@ -28,9 +29,11 @@
 /* Where the ranks' stacks come from. Each stack with its own mapping and
  * guard page costs two of the kernel's vm.max_map_count mappings (65530 by
  * default), which would stop a world at ~32k ranks; so beyond a budget the
- * stacks are carved from large shared mappings without guard pages, and a
- * canary word at each stack's low end is checked whenever the rank
- * switches out (an overflow ends the run with the rank named). */
+ * stacks are carved from large shared mappings without guard pages, and
+ * the lowest 64 bytes of each stack, which no frame uses, are checked to
+ * be still zero whenever the rank switches out (an overflow ends the run
+ * with the rank named). Nothing writes them, so that page is never
+ * faulted in: a rank costs only the stack pages it really uses. */
 typedef struct sim_stack_pool {
     size_t stack_len; /* usable bytes per stack, page multiple */
     int guarded;      /* one mapping and guard page per stack */
@@ -43,8 +46,16 @@ void sim_stack_pool_init(sim_stack_pool_t *p, size_t stack_bytes,
                          size_t nranks);
 void sim_stack_pool_fini(sim_stack_pool_t *p);
 
+typedef void (*sim_ctx_entry_fn)(void *arg);
+
+/* No ucontext_t per rank (968 bytes, a million ranks' worth is a GiB):
+ * a rank's first start builds its context in a per-thread scratch one,
+ * and every later switch is a jmp_buf. AddressSanitizer builds switch
+ * with swapcontext and give each rank its own (`uc`). */
 typedef struct sim_ctx {
-    ucontext_t uc;
+    ucontext_t *uc; /* ASan builds: this rank's saved context */
+    sim_ctx_entry_fn fn;
+    void *arg;
     void *map; /* own mapping, guard page first (guarded mode), or NULL */
     size_t map_len;
     void *stack_lo; /* usable stack */
@@ -54,11 +65,9 @@ typedef struct sim_ctx {
     int started;
 } sim_ctx_t;
 
-typedef void (*sim_ctx_entry_fn)(void *arg);
-
 herd_status_t sim_ctx_create(sim_ctx_t *c, sim_stack_pool_t *pool,
-                             sim_ctx_t *ret_to, sim_ctx_entry_fn fn, void *arg);
-/* 0 while the rank's stack canary is intact. */
+                             sim_ctx_entry_fn fn, void *arg);
+/* 0 while the lowest 64 bytes of the rank's stack are untouched. */
 int sim_ctx_overflowed(const sim_ctx_t *c);
 void sim_ctx_destroy(sim_ctx_t *c);
 /* Scheduler -> rank and back. */
@@ -261,11 +270,24 @@ struct sim_world {
                                          posted */
     double wall0, wall_next;          /* CLOCK_MONOTONIC: start, next report */
     int interrupted;                  /* *opts.stop ended the run */
-    struct sim_sym *sym; /* the symmetry shortcut (sim/sym.h); NULL:
-                            off for this world */
-    size_t flight_max;   /* HERD_FLIGHT_ENTRIES, read at the first op */
+    /* the memory budget (sim/mem.c); 0: unknown, no guard */
+    uint64_t mem_limit, mem_seen; /* peak resident bytes when it ended */
+    const char *mem_what;         /* where the limit comes from */
+    int mem_over;                 /* the run ended past the limit */
+    unsigned mem_posts;           /* posts since the last check */
+    struct sim_sym *sym;          /* the symmetry shortcut (sim/sym.h); NULL:
+                                     off for this world */
+    size_t flight_max; /* HERD_FLIGHT_ENTRIES, read at the first op */
     int flight_read;
 };
+
+/* sim/mem.c: the budget, checked up front for the ranks (a refusal with
+ * its numbers in info->report) and while running (sim_mem_over: 1 when the
+ * peak resident size passed it; the run then ends with
+ * HERD_ERR_NO_MEMORY and sim_mem_text heads its report). */
+herd_status_t sim_mem_init(sim_world_t *w, herd_run_info_t *info);
+int sim_mem_over(sim_world_t *w);
+void sim_mem_text(FILE *f, const sim_world_t *w);
 
 /* sim/engine.c */
 herd_status_t sim_push(sim_world_t *w, uint64_t t, uint32_t type, uint32_t a,

@@ -43,48 +43,6 @@ static herd_status_t check_opts(const herd_sim_opts_t *o, int n,
     return HERD_OK;
 }
 
-/* What a rank costs before any collective's state: its record, context,
- * communicator and the stack pages a collective-only program touches
- * (measured: 23.9 KiB per rank between 40k and 131k ranks; see
- * docs/simulator.md, "Cost and limits"). */
-#define SIM_RANK_BYTES_EST (24u << 10)
-
-/* MemAvailable in bytes, or 0 when unknown. */
-static uint64_t mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    while (f && fgets(line, sizeof(line), f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return (uint64_t)kb << 10;
-}
-
-/* A world that cannot fit is refused up front, with the numbers, instead
- * of ending in the kernel's out-of-memory killer minutes later. */
-static herd_status_t check_memory(int n, herd_run_info_t *info)
-{
-    uint64_t need = (uint64_t)n * SIM_RANK_BYTES_EST, avail = mem_available();
-    if (avail == 0 || need <= avail)
-        return HERD_OK;
-    if (info) {
-        char buf[400];
-        snprintf(buf, sizeof(buf),
-                 "sim: a world of %d ranks needs at least %.1f GiB (about "
-                 "%u KiB per rank before any collective's state) and this "
-                 "machine has %.1f GiB available (MemAvailable): simulate "
-                 "fewer ranks or use a machine with more memory",
-                 n, (double)need / (1u << 30), SIM_RANK_BYTES_EST >> 10,
-                 (double)avail / (1u << 30));
-        free(info->report);
-        info->report = strdup(buf);
-    }
-    return HERD_ERR_NO_MEMORY;
-}
-
 static void rank_opts(sim_world_t *w, sim_rank_t *r)
 {
     const herd_sim_opts_t *o = &w->opts;
@@ -138,7 +96,7 @@ static herd_status_t ranks_init(sim_world_t *w)
         r->id = i;
         rank_opts(w, r);
         herd_status_t st =
-            sim_ctx_create(&r->ctx, &w->stacks, &w->sched, sim_rank_entry, r);
+            sim_ctx_create(&r->ctx, &w->stacks, sim_rank_entry, r);
         if (st == HERD_OK)
             st = sim_comm_new(w, r, i, w->n, 0, NULL, NULL, &r->world_comm);
         if (st == HERD_OK)
@@ -204,7 +162,7 @@ static herd_status_t world_init(sim_world_t *w, const herd_init_t *init,
                           (1 << 20) + 1);
     herd_status_t st = check_opts(&w->opts, w->n, info);
     if (st == HERD_OK)
-        st = check_memory(w->n, info);
+        st = sim_mem_init(w, info);
     char err[256] = "";
     if (st == HERD_OK) {
         st = sim_net_check_opts(&w->opts, w->n, err, sizeof(err));
@@ -233,7 +191,7 @@ static herd_status_t run_result(sim_world_t *w, herd_run_info_t *info,
     sim_diag_t d;
     memset(&d, 0, sizeof(d));
     if (w->end_status == HERD_ERR_HANG || w->end_status == HERD_ERR_TIMEOUT ||
-        w->interrupted) {
+        w->interrupted || w->mem_over) {
         st = w->end_status;
         if (sim_diag_build(w, &d) != HERD_OK)
             st = HERD_ERR_NO_MEMORY;
