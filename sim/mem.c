@@ -45,9 +45,14 @@ static uint64_t rss_peak(void)
     return (uint64_t)ru.ru_maxrss << 10; /* Linux: KiB */
 }
 
-static double gib(uint64_t b)
+/* "1.25 GiB", or "96.0 MiB" under a GiB: a small limit stays readable. */
+static const char *size_str(uint64_t b, char *buf, size_t len)
 {
-    return (double)b / (double)(1u << 30);
+    if (b >= (1u << 30))
+        snprintf(buf, len, "%.2f GiB", (double)b / (double)(1u << 30));
+    else
+        snprintf(buf, len, "%.1f MiB", (double)b / (double)(1u << 20));
+    return buf;
 }
 
 static void set_report(herd_run_info_t *info, const char *s)
@@ -86,14 +91,15 @@ herd_status_t sim_mem_init(sim_world_t *w, herd_run_info_t *info)
     uint64_t room = w->mem_limit > rss ? w->mem_limit - rss : 0;
     if (need <= room)
         return HERD_OK;
-    char buf[400];
+    char buf[400], a[32], b[32], c[32];
     snprintf(buf, sizeof(buf),
-             "sim: a world of %d ranks needs at least %.2f GiB (about %u KiB "
-             "per rank before any collective's state) and %.2f GiB are left "
-             "under the limit of %.2f GiB (%s): simulate fewer ranks or use "
-             "a machine with more memory",
-             w->n, gib(need), SIM_RANK_BYTES_EST >> 10, gib(room),
-             gib(w->mem_limit), w->mem_what);
+             "sim: a world of %d ranks needs at least %s (about %u KiB per "
+             "rank before any collective's state) and %s are left under the "
+             "limit of %s (%s): simulate fewer ranks or use a machine with "
+             "more memory",
+             w->n, size_str(need, a, sizeof(a)), SIM_RANK_BYTES_EST >> 10,
+             size_str(room, b, sizeof(b)), size_str(w->mem_limit, c, sizeof(c)),
+             w->mem_what);
     set_report(info, buf);
     return HERD_ERR_NO_MEMORY;
 }
@@ -114,13 +120,15 @@ int sim_mem_over(sim_world_t *w)
 
 void sim_mem_text(FILE *f, const sim_world_t *w)
 {
+    char a[32], b[32];
     fprintf(f,
             "herd sim: stopped at t=%.9f s (%llu events): the simulation "
-            "reached %.2f GiB of memory, past its limit of %.2f GiB (%s); "
-            "the collectives' state grows with ranks x members "
+            "reached %s of memory, past its limit of %s (%s); the "
+            "collectives' state grows with ranks x members "
             "(docs/simulator.md, \"Cost and limits\"): simulate fewer ranks, "
             "an algorithm the symmetry shortcut covers, or set "
             "HERD_SIM_MEM_LIMIT_MIB; a partial report\n",
-            w->now / 1e9, (unsigned long long)w->events, gib(w->mem_seen),
-            gib(w->mem_limit), w->mem_what);
+            w->now / 1e9, (unsigned long long)w->events,
+            size_str(w->mem_seen, a, sizeof(a)),
+            size_str(w->mem_limit, b, sizeof(b)), w->mem_what);
 }

@@ -61,7 +61,7 @@ START_TEST(world_refused_up_front)
                      HERD_ERR_NO_MEMORY);
     ck_assert_ptr_nonnull(info.report);
     ck_assert_msg(strstr(info.report, "a world of 16384 ranks needs at least "
-                                      "0.12 GiB") &&
+                                      "128.0 MiB") &&
                       strstr(info.report, "HERD_SIM_MEM_LIMIT_MIB"),
                   "%s", info.report);
     ck_assert_uint_eq(info.events, 0);
