@@ -125,9 +125,18 @@ static int inst_lists(sim_diag_t *d, const sim_inst_t *inst)
     return 0;
 }
 
+/* The last collective waits_for looked into and its first missing member:
+ * most blocked ranks wait in the same one, and a scan per rank would make
+ * the diagnosis of a 131,072-rank world O(p^2) (minutes). Valid while one
+ * diagnosis is built: nothing runs meanwhile. */
+typedef struct wf_memo {
+    const sim_inst_t *inst;
+    int v;
+} wf_memo_t;
+
 /* Whom a blocked rank waits for: its unmatched p2p peer, or the first
  * member missing from its collective; -1 if nobody in particular. */
-static int waits_for(const sim_world_t *w, int i, int *is_p2p)
+static int waits_for(const sim_world_t *w, int i, int *is_p2p, wf_memo_t *memo)
 {
     const sim_rank_t *r = &w->ranks[i];
     const sim_req_t *q = r->waiting;
@@ -138,10 +147,16 @@ static int waits_for(const sim_world_t *w, int i, int *is_p2p)
         *is_p2p = 1;
         return sim_p2p_unmatched(q) ? q->peer_world : -1;
     }
+    if (memo->inst == q->inst)
+        return memo->v;
+    memo->inst = q->inst;
+    memo->v = -1;
     for (int m = 0; m < q->inst->p; m++)
-        if (!sim_inst_member_state(q->inst, m))
-            return sim_inst_world_rank(q->inst, m);
-    return -1;
+        if (!sim_inst_member_state(q->inst, m)) {
+            memo->v = sim_inst_world_rank(q->inst, m);
+            break;
+        }
+    return memo->v;
 }
 
 /* Follows wait-for edges from each blocked rank; a cycle made only of
@@ -152,17 +167,18 @@ static int find_p2p_cycle(const sim_world_t *w, sim_diag_t *d)
     if (!mark)
         return -1;
     int found = 0;
+    wf_memo_t memo = {0};
     for (int s = 0; s < w->n && !found; s++) {
         int v = s, p2p;
         while (v >= 0 && !mark[v]) {
             mark[v] = s + 1;
-            v = waits_for(w, v, &p2p);
+            v = waits_for(w, v, &p2p, &memo);
         }
         if (v < 0 || mark[v] != s + 1)
             continue;
         int all_p2p = 1, u = v;
         do {
-            u = waits_for(w, u, &p2p);
+            u = waits_for(w, u, &p2p, &memo);
             all_p2p &= p2p;
         } while (u != v);
         if (!all_p2p)
@@ -173,7 +189,7 @@ static int find_p2p_cycle(const sim_world_t *w, sim_diag_t *d)
                 free(mark);
                 return -1;
             }
-            u = waits_for(w, u, &p2p);
+            u = waits_for(w, u, &p2p, &memo);
         } while (u != v);
     }
     free(mark);
@@ -411,8 +427,9 @@ herd_status_t sim_diag_build(sim_world_t *w, sim_diag_t *d)
             return HERD_ERR_NO_MEMORY;
     if (d->cls == SIM_DIAG_NONE && !inst) {
         /* blocked on p2p ops whose peers are gone */
+        wf_memo_t memo = {0};
         for (int i = 0; i < w->n; i++) {
-            int p2p, v = waits_for(w, i, &p2p);
+            int p2p, v = waits_for(w, i, &p2p, &memo);
             if (v >= 0 && !sim_rank_stuck(&w->ranks[v])) {
                 d->cls = SIM_DIAG_MISSING_RANK;
                 if (push_int(&d->missing, &d->nmissing, v))

@@ -8,7 +8,10 @@
  * 90 % of MemAvailable then (the rest left to the system and to whatever
  * the program frees late), or HERD_SIM_MEM_LIMIT_MIB when set (tests, and
  * users who share the machine). The check reads the peak resident size
- * (getrusage, no file to parse), every 4096 events and every 256 posts. */
+ * (getrusage, no file to parse) every 4096 events, wherever they are
+ * counted (one instant of the network can hold millions), and every 256
+ * posts; past the limit no new work starts, so the run stops within a
+ * few MiB of it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
