@@ -57,6 +57,9 @@ int cli_parse_int(const char *s, long lo, long hi, long *out);
 int cli_parse_double(const char *s, double *out);
 /* A link rate in bits per second: "400Mbit", "1Gbit", "400Mbps", "1e9". */
 int cli_parse_rate(const char *s, double *bits_per_s);
+/* A testbed's --cc: a congestion control's name as the kernel spells them
+ * ("cubic", "bbr", "reno", ...: 1..15 of [a-z0-9_]) or "host"; 0, or -1. */
+int cli_testbed_cc(const char *s, char *out, size_t len);
 
 /* The engine named by --engine (an engine or an alias: gloo is tcp) as
  * the engine's own name in *engine; an unknown one prints the engines that

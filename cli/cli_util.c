@@ -113,3 +113,16 @@ int cli_parse_rate(const char *s, double *out)
         }
     return -1;
 }
+
+int cli_testbed_cc(const char *s, char *out, size_t len)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= len || n > 15)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '_'))
+            return -1;
+    memcpy(out, s, n + 1);
+    return 0;
+}

@@ -10,7 +10,7 @@
 
 static const char usage[] =
     "usage: herd testbed up --hosts N [--bandwidth RATE] [--rates R0,R1,...] "
-    "[--force]\n"
+    "[--cc NAME] [--force]\n"
     "       herd testbed run [--timeout S] [--port P] [--slowdown F0,F1,...] "
     "-- CMD [ARGS...]\n"
     "       herd testbed down [--force]\n"
@@ -22,7 +22,9 @@ static const char usage[] =
     "each link shaped with tc tbf to RATE in both directions (e.g. 400Mbit,\n"
     "1Gbit, 100mbit; 0 leaves it unshaped). `run` starts one rank per host\n"
     "with RANK, WORLD_SIZE, MASTER_ADDR=" TESTBED_SUBNET ".1 and MASTER_PORT\n"
-    "set; --slowdown sets HERD_COMPUTE_SCALE per rank. Needs root.\n";
+    "set; --slowdown sets HERD_COMPUTE_SCALE per rank. --cc sets the\n"
+    "hosts' TCP congestion control (default cubic, Linux's default, where\n"
+    "the machine allows it; host: keep the machine's own). Needs root.\n";
 
 /* A comma-separated list of `n` values parsed with `fn`. */
 static int parse_list(const char *s, double *vals, int max, int *n,
@@ -63,6 +65,9 @@ static int cmd_up(int argc, char **argv)
                 return cli_usage_error("testbed", "bad --rates '%s'", argv[i]);
         } else if (!strcmp(argv[i], "--force")) {
             cfg.force = 1;
+        } else if (!strcmp(argv[i], "--cc") && i + 1 < argc) {
+            if (cli_testbed_cc(argv[++i], cfg.cc, sizeof(cfg.cc)))
+                return cli_usage_error("testbed", "bad --cc '%s'", argv[i]);
         } else
             return cli_usage_error("testbed", "unknown option '%s'", argv[i]);
     }
@@ -84,7 +89,12 @@ static int cmd_up(int argc, char **argv)
     printf("testbed up: %d hosts on " TESTBED_SUBNET ".0/24", cfg.hosts);
     if (rate > 0 || nrates)
         printf(", links shaped (host 0: %.0f Mbit/s)", cfg.rate_bps[0] / 1e6);
+    testbed_cfg_t now;
+    if (testbed_state(&now) == HERD_OK)
+        printf(", TCP congestion control %s", now.cc);
     printf("\n");
+    if (*testbed_cc_note())
+        fprintf(stderr, "herd testbed: note: %s\n", testbed_cc_note());
     return 0;
 }
 
@@ -161,6 +171,7 @@ static int cmd_status(void)
         printf("host %d  %s  %s  %.0f Mbit/s\n", i, addr, ns,
                cfg.rate_bps[i] / 1e6);
     }
+    printf("TCP congestion control: %s\n", cfg.cc);
     return 0;
 }
 

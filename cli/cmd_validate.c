@@ -26,7 +26,7 @@ static const char usage[] =
     "         [--rates R1,R2,...] [--nproc N] [--colls C1,C2,...]\n"
     "         [--set KEY=VALUE]... [--no-calibrate] [--calibrate-bytes B]\n"
     "         [--calibration FILE] [--torch [--python PATH]]\n"
-    "         [--keep-testbed] [--timeout S]\n"
+    "         [--keep-testbed] [--timeout S] [--cc NAME]\n"
     "Runs SCENARIO's workload on the simulator and on the tcp engine, and\n"
     "compares them. Real runs use the testbed (as root: N hosts, default\n"
     "the scenario's world size, links shaped to RATE, default the\n"
@@ -43,6 +43,8 @@ static const char usage[] =
     "DIR/summary.md and summary.tsv (per rate and algorithm: median, p95\n"
     "and max |error|, rows within 10%%) and the plot DIR/summary.png.\n"
     "--calibration FILE: the links as an earlier calibration measured them.\n"
+    "--cc NAME: the testbed hosts' TCP congestion control (herd testbed up\n"
+    "--cc; default cubic).\n"
     "Exit: 0 ok, 1 a run failed, 2 bad usage or input, 77 no testbed (or,\n"
     "with --torch, no importable torch) here.\n";
 
@@ -135,6 +137,9 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
                                        "bad --bandwidth '%s' "
                                        "(e.g. 400Mbit)",
                                        argv[i]);
+        } else if (!strcmp(a, "--cc") && more) {
+            if (cli_testbed_cc(argv[++i], o->cc, sizeof(o->cc)))
+                return cli_usage_error("validate", "bad --cc '%s'", argv[i]);
         } else if (!strcmp(a, "--calibrate-bytes") && more) {
             uint64_t b;
             if (cli_parse_bytes(argv[++i], &b) || b < 64)
@@ -229,6 +234,7 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
     testbed_cfg_t cfg;
     memset(&cfg, 0, sizeof(cfg));
     cfg.hosts = o->world;
+    snprintf(cfg.cc, sizeof(cfg.cc), "%s", o->cc);
     for (int i = 0; i < cfg.hosts; i++)
         cfg.rate_bps[i] =
             o->rate_bps > 0 ? o->rate_bps : sc->sim.cluster.inter.bandwidth * 8;
@@ -240,8 +246,12 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
         for (int i = 0; same && i < cfg.hosts; i++)
             same = fabs(cur.rate_bps[i] - cfg.rate_bps[i]) <=
                    0.005 * cfg.rate_bps[i];
-        if (same)
+        /* and the congestion control asked for (default: the default) */
+        same = same && !strcmp(cur.cc, o->cc[0] ? o->cc : TESTBED_CC_DEFAULT);
+        if (same) {
+            snprintf(o->cc_used, sizeof(o->cc_used), "%s", cur.cc);
             return 0;
+        }
         /* Up with other links: what is measured must be what was asked. */
         if (testbed_down(why, sizeof(why)) != HERD_OK) {
             fprintf(stderr,
@@ -256,6 +266,10 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
         return 1;
     }
     o->testbed_made = 1;
+    if (*testbed_cc_note())
+        fprintf(stderr, "herd validate: note: %s\n", testbed_cc_note());
+    if (testbed_state(&cur) == HERD_OK)
+        snprintf(o->cc_used, sizeof(o->cc_used), "%s", cur.cc);
     return 0;
 }
 

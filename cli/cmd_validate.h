@@ -34,8 +34,11 @@ typedef struct vopts {
     char rate_names[V_MAX_RATES][32];
     int nrates;
     const char *calibration; /* --calibration FILE: reuse, do not measure */
+    char cc[16]; /* --cc: the testbed hosts' TCP congestion control ("":
+                    the testbed's default) */
     /* derived */
     int world, testbed_made;
+    char cc_used[16]; /* what the testbed's hosts run */
     char cal_sets[4][96];
     int ncal;
 } vopts_t;

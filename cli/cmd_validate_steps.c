@@ -319,9 +319,11 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
     FILE *sum = fmemopen(setup, sizeof(setup), "w");
     if (!sum)
         return 1;
-    fprintf(sum, "Real side: %s with %d ranks%s; simulator: %s",
+    fprintf(sum, "Real side: %s%s%s%s with %d ranks%s; simulator: %s",
             o->nproc ? "local processes (herd launch)" : "the testbed",
-            o->world, o->torch ? ", measured by real PyTorch DDP (gloo)" : "",
+            o->cc_used[0] ? " (TCP congestion control " : "", o->cc_used,
+            o->cc_used[0] ? ")" : "", o->world,
+            o->torch ? ", measured by real PyTorch DDP (gloo)" : "",
             o->ncal ? "calibrated link" : "the scenario's links");
     for (int i = 0; i < o->ncal; i++) /* every setting the prediction got */
         fprintf(sum, "%s %s", i ? "," : "", o->cal_sets[i]);

@@ -114,6 +114,73 @@ START_TEST(bad_usage)
 }
 END_TEST
 
+/* What a host's TCP sockets default to, read inside host 0. */
+static void host_cc(char *buf, size_t len)
+{
+    char *out = NULL;
+    ck_assert_int_eq(herd("testbed run --timeout 20 -- sh -c '[ $RANK = 0 ] "
+                          "&& echo CC=$(cat "
+                          "/proc/sys/net/ipv4/tcp_congestion_control) || "
+                          "true'",
+                          &out),
+                     0);
+    const char *p = out ? strstr(out, "CC=") : NULL;
+    ck_assert_ptr_nonnull(p);
+    snprintf(buf, len, "%.*s", (int)strcspn(p + 3, "\n"), p + 3);
+    free(out);
+}
+
+/* The hosts run the congestion control asked for (default cubic, where
+ * the machine allows it), whatever the machine's own default, and say so;
+ * one that does not exist is refused without leaving namespaces. */
+START_TEST(congestion_control)
+{
+    char *out = NULL, cc[32], mine[32] = "";
+    FILE *f = fopen("/proc/sys/net/ipv4/tcp_congestion_control", "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(mine, sizeof(mine), f));
+    fclose(f);
+    mine[strcspn(mine, "\n")] = '\0';
+
+    ck_assert_int_eq(herd("testbed up --hosts 2", &out), 0);
+    int fell_back = strstr(out, "note:") != NULL;
+    host_cc(cc, sizeof(cc));
+    char want[64];
+    snprintf(want, sizeof(want), "TCP congestion control %s", cc);
+    ck_assert_msg(strstr(out, want), "%s", out);
+    ck_assert_str_eq(cc, fell_back ? mine : "cubic");
+    free(out);
+    ck_assert_int_eq(herd("testbed status", &out), 0);
+    ck_assert_msg(strstr(out, "TCP congestion control: "), "%s", out);
+    free(out);
+    ck_assert_int_eq(herd("testbed down", &out), 0);
+    free(out);
+
+    /* reno is always there and always allowed */
+    ck_assert_int_eq(herd("testbed up --hosts 2 --cc reno", &out), 0);
+    free(out);
+    host_cc(cc, sizeof(cc));
+    ck_assert_str_eq(cc, "reno");
+    ck_assert_int_eq(herd("testbed down", &out), 0);
+    free(out);
+
+    ck_assert_int_eq(herd("testbed up --hosts 2 --cc host", &out), 0);
+    free(out);
+    host_cc(cc, sizeof(cc));
+    ck_assert_str_eq(cc, mine);
+    ck_assert_int_eq(herd("testbed down", &out), 0);
+    free(out);
+
+    ck_assert_int_ne(herd("testbed up --hosts 2 --cc nosuchcc", &out), 0);
+    ck_assert_msg(strstr(out, "'nosuchcc' is not available"), "%s", out);
+    free(out);
+    ck_assert_int_eq(count_namespaces(), 0);
+    ck_assert_int_eq(herd("testbed up --hosts 2 --cc 'a b'", &out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--cc"));
+    free(out);
+}
+END_TEST
+
 int main(void)
 {
     char why[256];
@@ -130,6 +197,7 @@ int main(void)
     tcase_add_test(tc, failing_rank_is_named);
     tcase_add_test(tc, down_after_killed_run);
     tcase_add_test(tc, bad_usage);
+    tcase_add_test(tc, congestion_control);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -525,7 +525,41 @@ static herd_status_t add_host(const testbed_cfg_t *cfg, int i, char *err,
     return HERD_OK;
 }
 
-static herd_status_t write_state(const testbed_cfg_t *cfg)
+static char tb_cc_note[300];
+
+const char *testbed_cc_note(void)
+{
+    return tb_cc_note;
+}
+
+/* Every host's congestion control: the asked one, or the default (kept
+ * as the machine's own, with a note, where it cannot be set). */
+static herd_status_t set_ccs(const testbed_cfg_t *cfg, char *cc_out,
+                             size_t cclen, char *err, size_t errlen)
+{
+    const char *want = cfg->cc[0] ? cfg->cc : TESTBED_CC_DEFAULT;
+    tb_cc_note[0] = '\0';
+    for (int i = 0; i < cfg->hosts && !tb_signal; i++) {
+        char ns[64], why[256];
+        testbed_ns_name(i, ns, sizeof(ns));
+        if (testbed_set_cc(ns, want, why, sizeof(why)) == HERD_OK)
+            continue;
+        if (cfg->cc[0])
+            return fail(err, errlen, HERD_ERR_UNSUPPORTED, "%s", why);
+        /* the default cannot be had here: the hosts keep the machine's
+         * own (the first host's attempt is the only one that can have
+         * changed anything, and it did not), and the note says why */
+        snprintf(tb_cc_note, sizeof(tb_cc_note), "%s", why);
+        break;
+    }
+    char ns[64];
+    testbed_ns_name(0, ns, sizeof(ns));
+    if (testbed_ns_cc(ns, cc_out, cclen) != 0)
+        snprintf(cc_out, cclen, "?");
+    return HERD_OK;
+}
+
+static herd_status_t write_state(const testbed_cfg_t *cfg, const char *cc)
 {
     char path[128], tmp[160];
     state_path(path, sizeof(path), "state");
@@ -536,6 +570,7 @@ static herd_status_t write_state(const testbed_cfg_t *cfg)
     fprintf(f, "hosts %d\n", cfg->hosts);
     for (int i = 0; i < cfg->hosts; i++)
         fprintf(f, "rate %d %.0f\n", i, cfg->rate_bps[i]);
+    fprintf(f, "cc %s\n", cc);
     if (fclose(f) != 0 || rename(tmp, path) != 0)
         return HERD_ERR_IO;
     return HERD_OK;
@@ -582,7 +617,11 @@ static herd_status_t up_build(const testbed_cfg_t *cfg, char *err,
         if (st != HERD_OK)
             return st;
     }
-    if (!tb_signal && write_state(cfg) != HERD_OK) {
+    char cc[16] = "";
+    herd_status_t st = set_ccs(cfg, cc, sizeof(cc), err, errlen);
+    if (st != HERD_OK)
+        return st;
+    if (!tb_signal && write_state(cfg, cc) != HERD_OK) {
         char path[128];
         state_path(path, sizeof(path), "state");
         return fail(err, errlen, HERD_ERR_IO, "could not write %s", path);
@@ -650,6 +689,9 @@ herd_status_t testbed_state(testbed_cfg_t *out)
         else
             cfg.rate_bps[i] = r;
     }
+    /* states written before the congestion control was set lack it */
+    if (st == HERD_OK && fscanf(f, "cc %15s\n", cfg.cc) != 1)
+        snprintf(cfg.cc, sizeof(cfg.cc), "host");
     fclose(f);
     if (st == HERD_OK)
         *out = cfg;

@@ -30,7 +30,26 @@ typedef struct testbed_cfg {
     double rate_bps[TESTBED_MAX_HOSTS]; /* per-host link rate, bits/s; 0:
                                            unshaped */
     int force; /* up: replace a testbed (or leftovers) of this id */
+    /* TCP congestion control of every host (real/testbed/cc.c). Up: ""
+     * asks for the default, CUBIC, and keeps the machine's own when this
+     * machine does not let it be set (testbed_cc_note says why); a name
+     * must be set or up fails; "host" keeps the machine's own. State:
+     * what the hosts run. */
+    char cc[16];
 } testbed_cfg_t;
+
+#define TESTBED_CC_DEFAULT "cubic"
+
+/* cc.c: set `cc` as namespace `ns`'s default congestion control ("host"
+ * or "": nothing to do), allowing it for namespaces first when needed;
+ * HERD_ERR_UNSUPPORTED with a sentence when it cannot be. */
+herd_status_t testbed_set_cc(const char *ns, const char *cc, char *err,
+                             size_t errlen);
+/* cc.c: namespace `ns`'s congestion control into out; 0, or -1. */
+int testbed_ns_cc(const char *ns, char *out, size_t len);
+/* Why the last up kept the machine's congestion control instead of the
+ * default ("" when it did not). */
+const char *testbed_cc_note(void);
 
 /* Choose the instance for the calls that follow (NULL: the default from
  * HERD_TESTBED_ID or the sudo user). HERD_ERR_INVALID_ARG with a
