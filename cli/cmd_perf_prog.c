@@ -353,16 +353,21 @@ int cli_perf_program(herd_comm_t *c, void *arg)
         if (st != HERD_OK) {
             /* On a real engine each rank is its own process: each says
              * why (the others would only say "operation aborted"). */
+            const char *why = herd_last_error(c);
+            int has_why = why && *why;
             if (p->report_all)
                 fprintf(stderr,
-                        "herd perf: rank %d: %s of %llu bytes failed: %s "
-                        "(%s)\n",
+                        "herd perf: rank %d: %s of %llu bytes failed: "
+                        "%s%s%s%s\n",
                         r, herd_coll_name(p->coll), (unsigned long long)b,
-                        herd_status_string(st), herd_last_error(c));
+                        herd_status_string(st), has_why ? " (" : "",
+                        has_why ? why : "", has_why ? ")" : "");
             else if (r == 0)
-                fprintf(stderr, "herd perf: %s of %llu bytes failed: %s (%s)\n",
+                fprintf(stderr,
+                        "herd perf: %s of %llu bytes failed: %s%s%s%s\n",
                         herd_coll_name(p->coll), (unsigned long long)b,
-                        herd_status_string(st), herd_last_error(c));
+                        herd_status_string(st), has_why ? " (" : "",
+                        has_why ? why : "", has_why ? ")" : "");
             return 1;
         }
         if (r == 0)

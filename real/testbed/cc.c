@@ -112,6 +112,16 @@ int testbed_ns_cc(const char *ns, char *out, size_t len)
     return in_ns(ns, CC_PATH, NULL, out, len) == 0 && *out ? 0 : -1;
 }
 
+static herd_status_t cc_fail(char *err, size_t len, const char *what,
+                             const char *cc, const char *where, int e)
+{
+    snprintf(err, len,
+             "could not %s TCP congestion control '%s' %s: %s; --cc host "
+             "keeps the machine's own",
+             what, cc, where, strerror(e));
+    return HERD_ERR_UNSUPPORTED;
+}
+
 /* Lets namespaces choose `cc` (it must be available). */
 static herd_status_t allow(const char *cc, char *err, size_t len)
 {
@@ -129,14 +139,9 @@ static herd_status_t allow(const char *cc, char *err, size_t len)
         return HERD_OK;
     snprintf(list, sizeof(list), "%s%s%s", allowed, *allowed ? " " : "", cc);
     int e = write_str(CC_ALLOWED, list);
-    if (e) {
-        snprintf(err, len,
-                 "could not allow TCP congestion control '%s' in namespaces "
-                 "(%s: %s); --cc host keeps the machine's own",
-                 cc, CC_ALLOWED, strerror(e));
-        return HERD_ERR_UNSUPPORTED;
-    }
-    return HERD_OK;
+    return e ? cc_fail(err, len, "allow", cc, "in namespaces (" CC_ALLOWED ")",
+                       e)
+             : HERD_OK;
 }
 
 herd_status_t testbed_set_cc(const char *ns, const char *cc, char *err,
@@ -151,12 +156,7 @@ herd_status_t testbed_set_cc(const char *ns, const char *cc, char *err,
             return st;
         e = in_ns(ns, CC_PATH, cc, NULL, 0);
     }
-    if (e) {
-        snprintf(err, len,
-                 "could not set TCP congestion control '%s' in %s: %s; --cc "
-                 "host keeps the machine's own",
-                 cc, ns, strerror(e));
-        return HERD_ERR_UNSUPPORTED;
-    }
-    return HERD_OK;
+    char where[96];
+    snprintf(where, sizeof(where), "in %s", ns);
+    return e ? cc_fail(err, len, "set", cc, where, e) : HERD_OK;
 }
