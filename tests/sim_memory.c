@@ -91,8 +91,10 @@ START_TEST(run_stopped_past_limit)
                      HERD_ERR_NO_MEMORY);
     /* checked where events are counted, inside one instant too: nothing
      * new starts past the limit (it overshot by 1 GiB at 131,072 ranks
-     * when only the event loop's turns checked) */
-    ck_assert_uint_le(peak_rss() >> 20, limit + 32);
+     * when only the event loop's turns checked). Sanitizer builds spend
+     * their shadow and fake stacks between two checks: no bound there. */
+    if (!getenv("HERD_SANITIZED"))
+        ck_assert_uint_le(peak_rss() >> 20, limit + 32);
     ck_assert_msg(info.report && strstr(info.report, "past its limit of") &&
                       strstr(info.report, "a partial report") &&
                       strstr(info.report, "in progress: all_reduce"),
