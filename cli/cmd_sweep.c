@@ -563,6 +563,12 @@ static int spawn(const cli_sweep_args_t *a, const plan_t *plan, int me,
             close(p[0]);
             for (int k = 0; k < w; k++)
                 close(fds[k]);
+            /* the workers simulate at once: each gets its share of the
+             * machine's memory (sim/mem.c), unless the user said */
+            char share[16];
+            snprintf(share, sizeof(share), "%d", jobs);
+            if (jobs > 1 && !getenv("HERD_SIM_MEM_LIMIT_MIB"))
+                setenv("HERD_SIM_MEM_SHARE", share, 0);
             worker(a, plan, me, w, p[1]);
         }
         close(p[1]);

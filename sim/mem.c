@@ -6,8 +6,10 @@
  *
  * The budget is the process's resident size when the world is built plus
  * 90 % of MemAvailable then (the rest left to the system and to whatever
- * the program frees late), or HERD_SIM_MEM_LIMIT_MIB when set (tests, and
- * users who share the machine). The check reads the peak resident size
+ * the program frees late), divided by HERD_SIM_MEM_SHARE when set (herd
+ * sweep --jobs N sets N in its workers: N simulations at once must not
+ * each count on all of it), or HERD_SIM_MEM_LIMIT_MIB when set (tests,
+ * and users who share the machine). The check reads the peak resident size
  * (getrusage, no file to parse) every 4096 events, wherever they are
  * counted (one instant of the network can hold millions), and every 256
  * posts; past the limit no new work starts, so the run stops within a
@@ -66,27 +68,46 @@ static void set_report(herd_run_info_t *info, const char *s)
     info->report = strdup(s);
 }
 
+/* A whole number in [1, max] from the environment variable `name`: 0
+ * when unset, -1 (with the report) when malformed. */
+static long long env_count(const char *name, unsigned long long max,
+                           const char *what, herd_run_info_t *info)
+{
+    const char *env = getenv(name);
+    if (!env || !*env)
+        return 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(env, &end, 10);
+    if (*end || *env == '-' || v == 0 || v > max) {
+        char buf[200];
+        snprintf(buf, sizeof(buf), "sim: %s='%.40s' is not %s", name, env,
+                 what);
+        set_report(info, buf);
+        return -1;
+    }
+    return (long long)v;
+}
+
 herd_status_t sim_mem_init(sim_world_t *w, herd_run_info_t *info)
 {
     uint64_t rss = rss_peak(), budget = 0;
-    const char *env = getenv("HERD_SIM_MEM_LIMIT_MIB");
-    if (env && *env) {
-        char *end = NULL;
-        unsigned long long mib = strtoull(env, &end, 10);
-        if (*end || mib == 0 || mib > (1ull << 40)) {
-            char buf[200];
-            snprintf(buf, sizeof(buf),
-                     "sim: HERD_SIM_MEM_LIMIT_MIB='%.40s' is not a size in "
-                     "MiB (a whole number, at least 1)",
-                     env);
-            set_report(info, buf);
-            return HERD_ERR_INVALID_ARG;
-        }
+    long long mib =
+        env_count("HERD_SIM_MEM_LIMIT_MIB", 1ull << 40,
+                  "a size in MiB (a whole number, at least 1)", info);
+    long long share = env_count("HERD_SIM_MEM_SHARE", 4096,
+                                "a number of simulations sharing the "
+                                "memory (1..4096)",
+                                info);
+    if (mib < 0 || share < 0)
+        return HERD_ERR_INVALID_ARG;
+    if (mib > 0) {
         w->mem_limit = (uint64_t)mib << 20;
         w->mem_what = "HERD_SIM_MEM_LIMIT_MIB";
     } else if ((budget = mem_available()) > 0) {
-        w->mem_limit = rss + budget / 10 * 9;
-        w->mem_what = "90% of MemAvailable at the start";
+        w->mem_limit = rss + budget / 10 * 9 / (uint64_t)(share ? share : 1);
+        w->mem_what = share > 1 ? "90% of MemAvailable at the start, shared "
+                                  "by HERD_SIM_MEM_SHARE simulations"
+                                : "90% of MemAvailable at the start";
     }
     if (!w->mem_limit)
         return HERD_OK; /* unknown: no guard */

@@ -118,6 +118,38 @@ START_TEST(bad_limit_is_input_error)
         herd_run_info_clear(&info);
     }
     unsetenv("HERD_SIM_MEM_LIMIT_MIB");
+    static const char *bad_share[] = {"0", "4097", "two"};
+    for (size_t i = 0; i < sizeof(bad_share) / sizeof(bad_share[0]); i++) {
+        setenv("HERD_SIM_MEM_SHARE", bad_share[i], 1);
+        herd_run_info_t info = {0};
+        ck_assert_int_eq(run_world(1, HERD_ALGO_RING, &info),
+                         HERD_ERR_INVALID_ARG);
+        ck_assert_msg(info.report && strstr(info.report, "HERD_SIM_MEM_SHARE"),
+                      "%s", info.report ? info.report : "-");
+        herd_run_info_clear(&info);
+    }
+    unsetenv("HERD_SIM_MEM_SHARE");
+}
+END_TEST
+
+/* herd sweep --jobs N's workers share the budget: one 4096th of this
+ * machine's memory does not hold 16,384 ranks (128 MiB) on any machine
+ * with less than 512 GiB available, and the refusal says why. */
+START_TEST(budget_is_shared)
+{
+    setenv("HERD_SIM_MEM_SHARE", "4096", 1);
+    herd_run_info_t info = {0};
+    herd_status_t st = run_world(2048, HERD_ALGO_RING, &info);
+    unsetenv("HERD_SIM_MEM_SHARE");
+    if (st == HERD_OK) { /* a machine with more than 512 GiB available */
+        herd_run_info_clear(&info);
+        return;
+    }
+    ck_assert_int_eq(st, HERD_ERR_NO_MEMORY);
+    ck_assert_msg(info.report && strstr(info.report, "shared by "
+                                                     "HERD_SIM_MEM_SHARE"),
+                  "%s", info.report ? info.report : "-");
+    herd_run_info_clear(&info);
 }
 END_TEST
 
@@ -146,6 +178,7 @@ int main(void)
     tcase_add_test(tc, world_refused_up_front);
     tcase_add_test(tc, run_stopped_past_limit);
     tcase_add_test(tc, bad_limit_is_input_error);
+    tcase_add_test(tc, budget_is_shared);
     /* sanitizer builds give every rank a 1 MiB stack and shadow memory */
     if (!getenv("HERD_SANITIZED"))
         tcase_add_test(tc, rank_costs_its_used_pages);
