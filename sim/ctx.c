@@ -200,7 +200,9 @@ herd_status_t sim_ctx_create(sim_ctx_t *c, sim_stack_pool_t *pool,
 
 int sim_ctx_overflowed(const sim_ctx_t *c)
 {
-    if (!c->stack_lo)
+    /* a stack with its own mapping sits above a guard page, which faults
+     * at the overflow itself: only pooled stacks need the check */
+    if (!c->stack_lo || c->map)
         return 0;
     const uint64_t *low = c->stack_lo;
     uint64_t any = 0;

@@ -281,11 +281,10 @@ static void run_loop(sim_world_t *w)
     int watched = w->opts.stop || w->opts.progress_cb;
     uint64_t next_watch = 4096;
     while (w->live > 0 && w->end_status == HERD_OK) {
-        if (w->events >= next_watch) {
+        if (watched && w->events >= next_watch) {
             next_watch = w->events + 4096;
-            if (watched)
-                watch(w);
-            if (w->end_status != HERD_OK || sim_mem_over(w))
+            watch(w);
+            if (w->end_status != HERD_OK)
                 break;
         }
         uint64_t tn = sim_net_next_time(w->net);
@@ -308,7 +307,8 @@ static void run_loop(sim_world_t *w)
         sim_ev_t ev;
         sim_evq_pop(&w->q, &ev);
         w->now = ev.time;
-        w->events++;
+        if (sim_event(w))
+            break; /* past the memory budget */
         handle_event(w, &ev);
     }
 }

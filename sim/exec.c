@@ -339,7 +339,7 @@ void sim_exec_start(sim_world_t *w, sim_exec_t *x)
 
 void sim_world_drain(sim_world_t *w)
 {
-    while (w->nwork > 0 && !w->mem_over) { /* past the budget: the end */
+    while (w->nwork > 0) {
         w->nwork--;
         start(w->work[w->nwork], w->work_step[w->nwork]);
     }

@@ -116,12 +116,8 @@ void sim_net_cb(void *ctx, uint64_t t, int is_delivered, void *arg)
     sim_world_t *w = arg;
     sim_flow_t *f = ctx;
     w->now = t;
-    /* one instant can deliver millions of messages: the memory budget is
-     * checked here too, and past it nothing more starts */
-    if ((++w->events & 4095) == 0)
-        sim_mem_over(w);
-    if (w->mem_over)
-        return;
+    if (sim_event(w))
+        return; /* past the memory budget: nothing more starts */
     if (f->is_p2p == SIM_FLOW_RTR) {
         if (is_delivered)
             rtr_delivered(w, f);

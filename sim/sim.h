@@ -289,6 +289,16 @@ herd_status_t sim_mem_init(sim_world_t *w, herd_run_info_t *info);
 int sim_mem_over(sim_world_t *w);
 void sim_mem_text(FILE *f, const sim_world_t *w);
 
+/* Counts one event (engine or network); every 4096th checks the memory
+ * budget, wherever it is counted (one network instant can hold millions).
+ * Returns 1 once the run is past it: nothing more may start. */
+static inline int sim_event(sim_world_t *w)
+{
+    if ((++w->events & 4095) == 0)
+        sim_mem_over(w);
+    return w->mem_over;
+}
+
 /* sim/engine.c */
 herd_status_t sim_push(sim_world_t *w, uint64_t t, uint32_t type, uint32_t a,
                        void *p);

@@ -368,7 +368,8 @@ static void replay(sim_world_t *w, uint64_t tv)
         sim_ev_t ev;
         sim_evq_pop(&w->q, &ev);
         w->now = ev.time;
-        w->events++;
+        if (sim_event(w))
+            break; /* past the memory budget */
         if (ev.type == SIM_EV_STEP_DONE) {
             sim_exec_step_done(w, ev.p, ev.a);
             sim_world_drain(w);
