@@ -24,10 +24,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[1100];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    tu_run(cmd, NULL);
-    free(dir);
+    tu_tmpdir_free(dir);
 }
 
 /* DIR/f.yaml: gpt2_small's FSDP job on 2 nodes of 8, two steps, then
@@ -70,11 +67,7 @@ static void has(const char *s, const char *want)
 
 static char *file(const char *name)
 {
-    char path[2048];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    char *s = tu_read_file(path);
-    ck_assert_msg(s != NULL, "no %s", path);
-    return s;
+    return tu_read_in(dir, name);
 }
 
 /* The value, check and verdict the two workloads share. */

@@ -25,19 +25,12 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[1100];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    tu_run(cmd, NULL);
-    free(dir);
+    tu_tmpdir_free(dir);
 }
 
 static char *file(const char *name)
 {
-    char path[2048];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    char *s = tu_read_file(path);
-    ck_assert_msg(s != NULL, "no %s", path);
-    return s;
+    return tu_read_in(dir, name);
 }
 
 static void has(const char *s, const char *want)

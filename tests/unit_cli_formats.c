@@ -64,10 +64,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[1100];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    tu_run(cmd, NULL);
-    free(dir);
+    tu_tmpdir_free(dir);
 }
 
 START_TEST(test_check_herd_formats)

@@ -74,10 +74,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[1100];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    tu_run(cmd, NULL);
-    free(dir);
+    tu_tmpdir_free(dir);
 }
 
 /* Every colour of the chart (plot 1: the boxes) is a legend entry's

@@ -32,7 +32,10 @@ const char *tu_data_path(char *buf, size_t len, const char *rel)
     return buf;
 }
 
-const char *tu_herd_binary(void) { return env_or("HERD_BINARY", "herd"); }
+const char *tu_herd_binary(void)
+{
+    return env_or("HERD_BINARY", "herd");
+}
 
 int tu_run(const char *cmd, char **out)
 {
@@ -70,6 +73,25 @@ char *tu_tmpdir(void)
     char tmpl[] = "/tmp/herd-test-XXXXXX";
     char *d = mkdtemp(tmpl);
     return d ? strdup(d) : NULL;
+}
+
+void tu_tmpdir_free(char *dir)
+{
+    if (!dir)
+        return;
+    char cmd[1100];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    tu_run(cmd, NULL);
+    free(dir);
+}
+
+char *tu_read_in(const char *dir, const char *name)
+{
+    char path[2048];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    char *s = tu_read_file(path);
+    ck_assert_msg(s != NULL, "no %s", path);
+    return s;
 }
 
 int tu_herd(const char *args, char **out)

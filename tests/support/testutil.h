@@ -22,5 +22,10 @@ int tu_herd(const char *args, char **out);
 char *tu_read_file(const char *path);
 /* A fresh temporary directory (malloc'd path, caller frees). */
 char *tu_tmpdir(void);
+/* Removes a tu_tmpdir directory with everything in it; frees the path. */
+void tu_tmpdir_free(char *dir);
+/* DIR/NAME's whole contents (malloc'd, caller frees); fails the test when
+ * it cannot be read. */
+char *tu_read_in(const char *dir, const char *name);
 
 #endif
