@@ -108,10 +108,15 @@ static void complete(sim_exec_t *x, uint32_t step)
     const sim_xstep_t *p = &x->xs[step];
     xb_set_state(xw(x, step), XS_DONE);
     x->w->steps_done++;
+    /* Pushed last to first: the work list is a stack, so dependents
+     * released together start in schedule order, as the tcp engine's
+     * ready queue starts them. The order decides which of two sends
+     * that leave one NIC together takes its token bucket's burst: the
+     * root of a tree fanning out to two children on the testbed. */
     if (p->ndep == 1)
         release(x, p->dep);
     else
-        for (uint32_t j = p->dep, e = p->dep + p->ndep; j < e; j++)
+        for (uint32_t j = p->dep + p->ndep; j-- > p->dep;)
             release(x, x->rdeps[j]);
     if (--x->nleft == 0)
         finish(x); /* frees x */
