@@ -322,6 +322,44 @@ START_TEST(tree_all_reduce_pipelined_bounds)
 }
 END_TEST
 
+/* Steps released together start in schedule order, as the real engines
+ * start them; with token buckets that decides who takes a burst. A tree
+ * all_reduce on 3 nodes, one channel, buckets of one half (h bytes),
+ * no latency; T = h / beta. Rank 0 reduces half A (1 -> 0 passes in the
+ * burst at 0, 2 -> 0 arrives at T) and then sends A to 1 and to 2 in
+ * that order: 0 -> 1 takes rank 0's burst and arrives at T, 0 -> 2
+ * moves at the link rate (T..2T), then rank 0's half B behind it on the
+ * same connection (2T..3T). Rank 2, the root of B, sends B to 1 (its
+ * egress refilled while idle: at once, 3T) and then to 0 (3T..4T).
+ * Started last to first, 0 -> 2 would take the burst and 0 -> 1 share
+ * the NIC with B: ranks 0, 1, 2 ending at 3T, 4T, 4T instead. */
+static uint64_t rank_end[3];
+
+static int tree_prog(herd_comm_t *c, void *arg)
+{
+    int st = prog(c, arg);
+    rank_end[herd_comm_rank(c)] = herd_now(c);
+    return st;
+}
+
+START_TEST(tree_released_sends_in_schedule_order)
+{
+    if (!core_sched_supports(HERD_ALGO_TREE, HERD_COLL_ALL_REDUCE))
+        return;
+    herd_sim_opts_t o;
+    cluster(&o, 3, 1);
+    o.cluster.inter.latency = 0;
+    o.cluster.inter.burst = 200000; /* one half: 50,000 floats */
+    closed_t k = {HERD_COLL_ALL_REDUCE, HERD_ALGO_TREE, 100000, 1, 16u << 20};
+    herd_init_t init = {.backend = "sim", .engine_opts = &o};
+    ck_assert_int_eq(herd_run(&init, tree_prog, &k, NULL), HERD_OK);
+    uint64_t T = tx(200000, 50e9);
+    ck_assert_uint_eq(rank_end[0], 4 * T);
+    ck_assert_uint_eq(rank_end[1], 3 * T);
+    ck_assert_uint_eq(rank_end[2], 4 * T);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_closed");
@@ -335,6 +373,7 @@ int main(void)
     tcase_add_test(t, tree_all_reduce_complete);
     tcase_add_test(t, tree_all_reduce_power_of_two);
     tcase_add_test(t, tree_all_reduce_pipelined_bounds);
+    tcase_add_test(t, tree_released_sends_in_schedule_order);
     suite_add_tcase(s, t);
     return tu_run_suite(s);
 }
