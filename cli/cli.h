@@ -27,6 +27,8 @@ int cli_trace_main(int argc, char **argv);
 int cli_compare_main(int argc, char **argv);
 /* herd compare on nccl-tests style tables (cmd_compare_perf.c). */
 int cli_compare_is_perf_table(const char *path);
+int cli_compare_is_steps(const char *path);
+int cli_compare_steps(const char *const *files, int nfiles, const char *dir);
 int cli_compare_perf(const char *pred_path, const char *meas_path,
                      int in_place);
 /* herd calibrate --from nccl-tests logs (cmd_calibrate_from.c). */

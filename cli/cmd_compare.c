@@ -12,6 +12,7 @@
 static const char usage[] =
     "usage: herd compare PREDICTED MEASURED... [-o DIR] [--no-plots]\n"
     "       herd compare PERF_TABLE NCCL_TESTS_LOG [--in-place]\n"
+    "       herd compare STEPS MEASURED_STEPS... [-o DIR]\n"
     "Matches the ops of two timelines (Chrome trace JSON written by herd):\n"
     "collectives by (rank, group, sequence), compute by (rank, order).\n"
     "MEASURED may be several files (one per rank, from herd replay on tcp\n"
@@ -23,6 +24,11 @@ static const char usage[] =
     "an nccl-tests log (all_reduce_perf ...; out-of-place columns, or the\n"
     "in-place ones with --in-place), matched by collective, size, type and\n"
     "reduction: time, busbw and error per size, then the median and max.\n"
+    "Step records (HERD_STEPS_DIR's steps.tsv from herd sim or replay on\n"
+    "sim, steps-rank<r>.tsv from a real engine): matched by (rank, group,\n"
+    "sequence, step); per collective, algorithm, size, rank and step, when\n"
+    "the step started and ended after the rank posted the op (medians over\n"
+    "the ops), predicted and measured; written to DIR/steps.tsv.\n"
     "A file that is not a herd timeline nor a table (a PyTorch profiler\n"
     "trace: convert it with herd import) is refused, naming what it is.\n"
     "Exit: 0 ok, 1 no op or size matched, 2 bad usage or input.\n";
@@ -109,6 +115,8 @@ int cli_compare_main(int argc, char **argv)
     if (nfiles < 2)
         return cli_usage_error("compare", "expected PREDICTED and MEASURED "
                                           "timelines (see --help)");
+    if (cli_compare_is_steps(files[0]))
+        return cli_compare_steps(files, nfiles, dir);
     if (cli_compare_is_perf_table(files[0]) ||
         cli_compare_is_perf_table(files[1])) {
         if (nfiles != 2)

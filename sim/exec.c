@@ -101,10 +101,36 @@ static void finish(sim_exec_t *x)
     sim_inst_member_done(x->w, x->inst, x->member, x->err);
 }
 
+/* HERD_STEPS_DIR: one line for a step that has ended now. */
+static void step_record(const sim_exec_t *x, uint32_t step)
+{
+    const sim_xstep_t *xs = &x->xs[step];
+    const sim_xconn_t *c = xs->conn != XS_NONE ? &x->conns[xs->conn] : NULL;
+    const sim_req_t *q = x->req;
+    core_step_rec_t r = {.rank = x->world_rank,
+                         .group = x->inst->group,
+                         .seq = x->inst->seq,
+                         .coll = q->args.coll,
+                         .algo = q->algo,
+                         .op_bytes = core_args_send_count(&q->args, q->gsize) *
+                                     x->esize,
+                         .op_start = q->t_post,
+                         .step = step,
+                         .kind = (int)xb_kind(*xw(x, step)),
+                         .peer = c ? c->peer : -1,
+                         .channel = c ? (int)c->channel : 0,
+                         .bytes = xs_count(x, step) * x->esize,
+                         .start = x->t_step[step],
+                         .end = x->w->now};
+    core_steplog_write(x->w->steplog, &r);
+}
+
 static void complete(sim_exec_t *x, uint32_t step)
 {
     if (x->w->dead[x->world_rank])
         return;
+    if (x->t_step)
+        step_record(x, step);
     const sim_xstep_t *p = &x->xs[step];
     xb_set_state(xw(x, step), XS_DONE);
     x->w->steps_done++;
@@ -297,6 +323,8 @@ static void start(sim_exec_t *x, uint32_t step)
     const sim_xstep_t *xs = &x->xs[step];
     uint8_t *wt = xw(x, step);
     xb_set_state(wt, XS_STARTED);
+    if (x->t_step)
+        x->t_step[step] = x->w->now;
     uint32_t kind = xb_kind(*wt), k = 0;
     sim_xconn_t *c = NULL;
     if (xs->conn != XS_NONE) {

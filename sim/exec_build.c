@@ -104,6 +104,7 @@ void sim_exec_destroy(sim_exec_t *x)
         free(x->wait);
     free(x->big);
     free(x->wide);
+    free(x->t_step);
     free(x->conns);
     sim_htab_fini(&x->rconn.h);
     free(x->buf[CORE_BUF_SCRATCH]);
@@ -537,6 +538,8 @@ static sim_exec_t *exec_new(sim_world_t *w, sim_inst_t *inst, int member,
     x->rdv = inst->rdv;
     x->nsteps = x->nleft = nsteps;
     w->steps_total += nsteps; /* progress (herd_sim_progress_t) */
+    if (w->steplog && nsteps) /* no room: this one has no records */
+        x->t_step = calloc(nsteps, sizeof(*x->t_step));
     return x;
 }
 

@@ -134,8 +134,9 @@ struct sim_exec {
     uint64_t buflen[3];
     void **payload;
     herd_status_t err;
-    int zombie; /* a representative dropped when the symmetry shortcut
-                   ended (sim/sym.c): its queued events do nothing */
+    int zombie;       /* a representative dropped when the symmetry shortcut
+                         ended (sim/sym.c): its queued events do nothing */
+    uint64_t *t_step; /* HERD_STEPS_DIR: when each step started */
 };
 
 /* What members whose schedules are rotations of the instance's first

@@ -21,6 +21,7 @@
 #include "core/engine.h"
 #include "core/flight.h"
 #include "core/sched.h"
+#include "core/steplog.h"
 #include "sim/diag.h"
 #include "sim/nccl_model.h"
 #include "sim/net.h"
@@ -279,6 +280,7 @@ struct sim_world {
                                      off for this world */
     size_t flight_max; /* HERD_FLIGHT_ENTRIES, read at the first op */
     int flight_read;
+    core_steplog_t *steplog; /* HERD_STEPS_DIR's steps.tsv; NULL: none */
 };
 
 /* sim/mem.c: the budget, checked up front for the ranks (a refusal with

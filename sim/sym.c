@@ -62,7 +62,7 @@ herd_status_t sim_sym_init(sim_world_t *w)
     const herd_sim_opts_t *o = &w->opts;
     const char *env = getenv("HERD_SIM_SYMMETRY");
     int g = w->gpus_per_node, nics = o->cluster.nics_per_node;
-    if ((env && strcmp(env, "0") == 0) || o->real_buffers ||
+    if ((env && strcmp(env, "0") == 0) || w->steplog || o->real_buffers ||
         o->jitter != HERD_JITTER_NONE || o->nranks_overrides ||
         o->nlink_overrides || o->nfaults || o->cluster.inter.burst ||
         o->cluster.topo != HERD_TOPO_NONBLOCKING || (nics != 0 && nics != g) ||

@@ -83,8 +83,26 @@ static void world_free(tcp_world_t *w)
     if (w->base)
         event_base_free(w->base);
     core_flight_fini(&w->flight);
+    if (core_steplog_close(w->steplog) != HERD_OK)
+        fprintf(stderr,
+                "herd tcp rank %d: writing the step records in %s "
+                "failed\n",
+                w->rank, core_steplog_dir());
     store_rdzv_close(&w->rdzv);
     free(w);
+}
+
+/* HERD_STEPS_DIR asks for step records; a directory that cannot take
+ * them is said once and the run goes on without them. */
+static void steplog_open(tcp_world_t *w)
+{
+    const char *dir = core_steplog_dir();
+    char name[64], err[256];
+    if (!dir)
+        return;
+    snprintf(name, sizeof(name), "steps-rank%d.tsv", w->rank);
+    if (core_steplog_open(dir, name, &w->steplog, err, sizeof(err)) != HERD_OK)
+        fprintf(stderr, "herd tcp rank %d: %s\n", w->rank, err);
 }
 
 static void world_unref(tcp_world_t *w)
@@ -221,6 +239,8 @@ static herd_status_t world_setup(tcp_world_t *w, const herd_init_t *init,
     if (st == HERD_OK)
         st = world_peers(w);
     core_flight_init(&w->flight, core_flight_limit());
+    if (st == HERD_OK)
+        steplog_open(w);
     if (st == HERD_OK)
         st = tcp_listen(w, host, &port, err, errlen);
     if (st == HERD_OK && (st = exchange_cookie(w)) != HERD_OK)

@@ -43,12 +43,36 @@ static void push_ready(tcp_op_t *op, uint32_t s)
     op->ready_q[op->rq_tail++] = s;
 }
 
+static void step_record(tcp_op_t *op, uint32_t s)
+{
+    const herd_comm_t *c = &op->comm->base;
+    const core_step_t *st = &op->sched.steps[s];
+    core_step_rec_t r = {.rank = c->world_rank,
+                         .group = c->group_id,
+                         .seq = op->args.seq,
+                         .coll = op->args.coll,
+                         .algo = op->sched.desc.algo,
+                         .op_bytes = core_args_send_count(&op->args, c->size) *
+                                     op->esize,
+                         .op_start = op->t_post,
+                         .step = s,
+                         .kind = st->kind,
+                         .peer = st->peer,
+                         .channel = st->channel,
+                         .bytes = st->count * op->esize,
+                         .start = op->t_step[s],
+                         .end = tcp_now_ns()};
+    core_steplog_write(op->w->steplog, &r);
+}
+
 void tcp_op_step_done(tcp_op_t *op, uint32_t s)
 {
     if (op->state[s] == TCP_STEP_DONE || op->done)
         return;
     op->state[s] = TCP_STEP_DONE;
     op->ndone++;
+    if (op->t_step)
+        step_record(op, s);
     for (uint32_t i = op->dep_off[s]; i < op->dep_off[s + 1]; i++) {
         uint32_t d = op->dependents[i];
         if (--op->ndeps_left[d] == 0)
@@ -181,6 +205,8 @@ static void enqueue_send(tcp_op_t *op, uint32_t s)
     tx->op = op;
     tx->step = s;
     op->enqueued[s] = 1;
+    if (op->t_step)
+        op->t_step[s] = tcp_now_ns();
     tcp_op_step_started(op);
     tcp_tx_enqueue(op->w, p, tx);
 }
@@ -202,6 +228,8 @@ static void act(tcp_op_t *op, uint32_t s)
 {
     const core_step_t *st = &op->sched.steps[s];
     op->state[s] = TCP_STEP_READY;
+    if (op->t_step && st->kind != CORE_STEP_SEND) /* a send: when queued */
+        op->t_step[s] = tcp_now_ns();
     switch (st->kind) {
     case CORE_STEP_SEND:
         try_send(op, s);
@@ -337,6 +365,7 @@ void tcp_op_free(tcp_op_t *op)
         return;
     core_sched_fini(&op->sched);
     free(op->arena);
+    free(op->t_step);
     free(op->scratch_own);
     free(op->in_copy);
     free(op);

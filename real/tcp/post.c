@@ -225,6 +225,8 @@ herd_status_t tcp_op_post(tcp_comm_t *c, const core_coll_args_t *a,
                                      herd_coll_name(a->coll))
                    : st;
     }
+    if (op->w->steplog && !p2p && op->sched.nsteps) /* no room: none */
+        op->t_step = calloc(op->sched.nsteps, sizeof(*op->t_step));
     op->fr_id = core_flight_add(&op->w->flight, &c->base, a, op->t_post);
     op_link(op);
     if (op->w->failed_rank >= 0 || op->w->fail_status != HERD_OK)

@@ -19,6 +19,7 @@
 #include "core/engine.h"
 #include "core/flight.h"
 #include "core/sched.h"
+#include "core/steplog.h"
 
 #include "real/store/store.h"
 #include "real/tcp/wire.h"
@@ -156,7 +157,8 @@ struct tcp_world {
     char fail_msg[CORE_ERROR_MAX];
     int closing;
     core_flight_t flight;
-    char *pool[8]; /* reusable staging buffers */
+    core_steplog_t *steplog; /* HERD_STEPS_DIR's steps-rank<r>.tsv */
+    char *pool[8];           /* reusable staging buffers */
     size_t pool_len[8];
     int spin_us;
     uint64_t fail_grace_ns; /* a suspect peer is declared failed after */
@@ -209,6 +211,7 @@ struct tcp_op {
     int draining;
     herd_status_t status;
     uint64_t t_post, t_end;
+    uint64_t *t_step; /* HERD_STEPS_DIR: when each step started */
     uint64_t fr_id;
     int started;
     tcp_world_t *w;
