@@ -269,11 +269,30 @@ def uncertainty():
     put("uncertainty", "hostile_header.tsv", "\t\t\t\n#\n\n")
 
 
+def steps():
+    head = ("rank\tgroup\tseq\tcoll\talgo\top_bytes\top_start_ns\tstep\tkind"
+            "\tpeer\tchannel\tbytes\tstart_ns\tend_ns\n")
+    rows = []
+    for r in range(4):  # a ring all_reduce's first steps, 4 ranks
+        rows.append("%d\t0\t1\tall_reduce\tring\t16000\t0\t0\tsend\t%d\t0"
+                    "\t4000\t0\t40\n" % (r, (r + 1) % 4))
+        rows.append("%d\t0\t1\tall_reduce\tring\t16000\t0\t1\trecv_reduce"
+                    "\t%d\t0\t4000\t0\t5400\n" % (r, (r + 3) % 4))
+    put("steps", "ring.tsv", head + "".join(rows))
+    put("steps", "hostile_numbers.tsv", head +
+        "2147483648\t0\t18446744073709551616\tall_reduce\tring\t1\t0\t"
+        "4294967296\tsend\t-2\t0\t1\t9\t5\n")
+    put("steps", "hostile_fields.tsv", head + "0\t0\t1\tbarrier\n\t\t\t\n" +
+        "0\t0\t1\tall_reduce\tring\t16\t0\t0\tsend\t1\t0\t4\t5\t9\t\t\n")
+    put("steps", "hostile_long.tsv", head + "7" * 5000 + "\n")
+    put("steps", "hostile_header.tsv", "rank\tstep\n" + "".join(rows))
+
+
 def main():
     if os.path.isdir(OUT):
         shutil.rmtree(OUT)
     for fn in (scenarios, traces, models, timelines, flights, store,
-               store_tcps, tcp, kineto, uncertainty):
+               store_tcps, tcp, kineto, uncertainty, steps):
         fn()
     for t in sorted(os.listdir(OUT)):
         print("%-12s %d seeds" % (t, len(os.listdir(os.path.join(OUT, t)))))

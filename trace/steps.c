@@ -133,7 +133,8 @@ static int parse_line(char *line, core_step_rec_t *r, size_t *col,
             *why = field_names[i];
             return -1;
         }
-        p = tab + 1;
+        if (tab)
+            p = tab + 1;
     }
     if (r->end < r->start) {
         *col = 1;
