@@ -27,6 +27,7 @@
 #include "cli/cmd_parallel.h"
 #include "cli/cmd_sim.h"
 #include "cli/cmd_sweep.h"
+#include "core/steplog.h"
 #include "trace/replay.h"
 
 static const char usage[] =
@@ -553,6 +554,14 @@ static int spawn(const cli_sweep_args_t *a, const plan_t *plan, int me,
 {
     int fds[256];
     pid_t pids[256];
+    if (jobs > 1 && core_steplog_dir()) { /* one file, many writers */
+        fprintf(stderr,
+                "herd sweep: HERD_STEPS_DIR ignored with --jobs %d: the "
+                "workers would write one file at once (with --jobs 1 it "
+                "holds the last run's steps)\n",
+                jobs);
+        unsetenv("HERD_STEPS_DIR");
+    }
     fflush(NULL);
     for (int w = 0; w < jobs; w++) {
         int p[2];
