@@ -37,6 +37,12 @@ int cli_compare_steps(const char *const *files, int nfiles, const char *dir)
         fprintf(stderr, "herd compare: out of memory\n");
         rc = 2;
     }
+    if (!rc && c.differ)
+        fprintf(stderr,
+                "herd compare: %zu step(s) of the same rank, op and index "
+                "differ in what they are (another algorithm or size?): left "
+                "out\n",
+                c.differ);
     if (!rc && c.matched == 0) {
         fprintf(stderr, "herd compare: no step matched: are these the step "
                         "records of one trace?\n");

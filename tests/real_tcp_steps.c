@@ -77,6 +77,7 @@ START_TEST(tcp_writes_steps)
     ck_assert_uint_eq(c.matched, meas.n);
     ck_assert_uint_eq(c.only_pred, 0);
     ck_assert_uint_eq(c.only_meas, 0);
+    ck_assert_uint_eq(c.differ, 0);
     ck_assert_uint_eq(c.nrows, P * 4 * (P - 1));
     trace_step_cmp_free(&c);
     trace_steps_free(&pred);

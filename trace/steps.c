@@ -264,6 +264,16 @@ static double since(uint64_t t, uint64_t t0)
     return (double)t - (double)t0;
 }
 
+/* Two records of one key describe the same step: the runs lowered the
+ * same collective the same way. */
+static int same_step(const core_step_rec_t *p, const core_step_rec_t *m)
+{
+    return p->coll == m->coll && p->algo == m->algo &&
+           p->op_bytes == m->op_bytes && p->kind == m->kind &&
+           p->peer == m->peer && p->channel == m->channel &&
+           p->bytes == m->bytes;
+}
+
 /* Pairs of records with equal keys (both sides sorted). */
 static pair_t *match(const trace_steps_t *pred, const trace_steps_t *meas,
                      trace_step_cmp_t *c)
@@ -283,11 +293,15 @@ static pair_t *match(const trace_steps_t *pred, const trace_steps_t *meas,
             c->only_meas++, j++;
             continue;
         }
+        i++, j++;
+        if (!same_step(p, m)) {
+            c->differ++;
+            continue;
+        }
         pairs[c->matched++] = (pair_t){
             p,
             {since(p->start, p->op_start), since(p->end, p->op_start),
              since(m->start, m->op_start), since(m->end, m->op_start)}};
-        i++, j++;
     }
     c->only_pred += pred->n - i;
     c->only_meas += meas->n - j;
@@ -365,10 +379,10 @@ void trace_step_cmp_print(const trace_step_cmp_t *c, FILE *f, int tsv)
         fputs(fmt_h, f);
     else {
         fprintf(f,
-                "# %zu steps matched (%zu predicted only, %zu measured only); "
-                "times in us after the rank posted the op, medians over the "
-                "ops\n",
-                c->matched, c->only_pred, c->only_meas);
+                "# %zu steps matched (%zu predicted only, %zu measured only, "
+                "%zu differ in what the step is); times in us after the rank "
+                "posted the op, medians over the ops\n",
+                c->matched, c->only_pred, c->only_meas, c->differ);
         fprintf(f, fmt_h, "coll", "algo", "op_bytes", "rank", "step", "kind",
                 "peer", "ch", "bytes", "n", "pred_start", "pred_end",
                 "meas_start", "meas_end", "end_diff");

@@ -48,6 +48,8 @@ typedef struct trace_step_cmp {
     trace_step_row_t *rows;
     size_t nrows;
     size_t matched, only_pred, only_meas;
+    size_t differ; /* same key, but not the same step (another collective,
+                      algorithm, kind, peer, channel or size): left out */
 } trace_step_cmp_t;
 
 /* Sorts both sides and compares them (see above). */
