@@ -29,6 +29,13 @@ int cli_compare_main(int argc, char **argv);
 int cli_compare_is_perf_table(const char *path);
 int cli_compare_is_steps(const char *path);
 int cli_compare_steps(const char *const *files, int nfiles, const char *dir);
+/* herd validate: the step records of a workload's prediction (pred_dir's
+ * steps.tsv) against its measurement (meas_dir's steps-rank<r>.tsv):
+ * every step into tsv_path, each collective, algorithm and size's widest
+ * gap into md_path. 0 ok, else 1 and why in err. */
+int cli_steps_validate(const char *pred_dir, const char *meas_dir, int world,
+                       const char *tsv_path, const char *md_path, char *err,
+                       size_t errlen);
 int cli_compare_perf(const char *pred_path, const char *meas_path,
                      int in_place);
 /* herd calibrate --from nccl-tests logs (cmd_calibrate_from.c). */

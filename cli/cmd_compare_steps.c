@@ -65,3 +65,85 @@ int cli_compare_steps(const char *const *files, int nfiles, const char *dir)
     trace_steps_free(&pred);
     return rc;
 }
+
+/* The row of rows[i..e) (one collective, algorithm and size) whose end is
+ * furthest from its prediction. */
+static const trace_step_row_t *widest(const trace_step_row_t *rows, size_t i,
+                                      size_t e)
+{
+    const trace_step_row_t *w = &rows[i];
+    for (size_t k = i + 1; k < e; k++) {
+        double a = rows[k].meas_end - rows[k].pred_end;
+        double b = w->meas_end - w->pred_end;
+        if ((a < 0 ? -a : a) > (b < 0 ? -b : b))
+            w = &rows[k];
+    }
+    return w;
+}
+
+static void gaps_md(const trace_step_cmp_t *c, FILE *f)
+{
+    static const char *const kinds[] = {"send to", "recv from",
+                                        "recv_reduce from", "copy"};
+    fprintf(f, "# Step by step: where each row's steps leave the "
+               "prediction\n\n"
+               "Per collective, algorithm and size, the step whose end "
+               "(after its rank posted the op; medians over the ops) is "
+               "furthest from the prediction. Every step: `steps.tsv`.\n\n"
+               "| collective | algorithm | size (B) | rank | step | what | "
+               "predicted end (ms) | measured end (ms) | gap (ms) |\n"
+               "|---|---|---:|---:|---:|---|---:|---:|---:|\n");
+    for (size_t i = 0; i < c->nrows;) {
+        const trace_step_row_t *r = &c->rows[i];
+        size_t e = i + 1;
+        while (e < c->nrows && c->rows[e].coll == r->coll &&
+               c->rows[e].algo == r->algo && c->rows[e].op_bytes == r->op_bytes)
+            e++;
+        const trace_step_row_t *w = widest(c->rows, i, e);
+        const char *k = w->kind >= 0 && w->kind < 4 ? kinds[w->kind] : "?";
+        fprintf(f,
+                "| %s | %s | %llu | %d | %u | %s %d | %.3f | %.3f | %+.3f |\n",
+                herd_coll_name(w->coll), herd_algo_name(w->algo),
+                (unsigned long long)w->op_bytes, w->rank, (unsigned)w->step, k,
+                w->peer, w->pred_end / 1e6, w->meas_end / 1e6,
+                (w->meas_end - w->pred_end) / 1e6);
+        i = e;
+    }
+}
+
+int cli_steps_validate(const char *pred_dir, const char *meas_dir, int world,
+                       const char *tsv_path, const char *md_path, char *err,
+                       size_t errlen)
+{
+    trace_steps_t pred = {0}, meas = {0};
+    trace_step_cmp_t c = {0};
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/steps.tsv", pred_dir);
+    herd_status_t st = trace_steps_read(path, &pred, err, errlen);
+    for (int r = 0; st == HERD_OK && r < world; r++) {
+        snprintf(path, sizeof(path), "%s/steps-rank%d.tsv", meas_dir, r);
+        st = trace_steps_read(path, &meas, err, errlen);
+    }
+    if (st == HERD_OK && trace_steps_compare(&pred, &meas, &c) != HERD_OK) {
+        snprintf(err, errlen, "out of memory");
+        st = HERD_ERR_NO_MEMORY;
+    }
+    FILE *t = st == HERD_OK ? fopen(tsv_path, "w") : NULL;
+    FILE *m = t ? fopen(md_path, "w") : NULL;
+    if (st == HERD_OK && (!t || !m)) {
+        snprintf(err, errlen, "cannot write %s", t ? md_path : tsv_path);
+        st = HERD_ERR_IO;
+    }
+    if (st == HERD_OK) {
+        trace_step_cmp_print(&c, t, 1);
+        gaps_md(&c, m);
+    }
+    if ((t && fclose(t) != 0) || (m && fclose(m) != 0)) {
+        snprintf(err, errlen, "cannot write %s", md_path);
+        st = HERD_ERR_IO;
+    }
+    trace_step_cmp_free(&c);
+    trace_steps_free(&meas);
+    trace_steps_free(&pred);
+    return st == HERD_OK ? 0 : 1;
+}

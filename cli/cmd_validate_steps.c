@@ -245,6 +245,38 @@ static int compare(const vopts_t *o, const char *dir, const char *log)
     return validate_run_self(argv, log);
 }
 
+/* Runs fn's child processes with step records in dir/sub (HERD_STEPS_DIR,
+ * docs/formats.md); not for --torch, whose measured side is PyTorch. */
+static void steps_env(const vopts_t *o, const char *dir, const char *sub)
+{
+    char d[1024];
+    if (o->torch || !sub) {
+        unsetenv("HERD_STEPS_DIR");
+        return;
+    }
+    path_join(d, sizeof(d), dir, sub);
+    mkdir(d, 0755);
+    setenv("HERD_STEPS_DIR", d, 1);
+}
+
+/* The steps of both sides compared: dir/steps.tsv and dir/steps.md. A
+ * failure here is a note, not a failed validation. */
+static void steps_report(const vopts_t *o, const vwork_t *w, const char *dir,
+                         FILE *sum)
+{
+    char pdir[1024], mdir[1024], tsv[1024], md[1024], err[512];
+    if (o->torch)
+        return;
+    path_join(pdir, sizeof(pdir), dir, "predicted");
+    path_join(mdir, sizeof(mdir), dir, "measured");
+    path_join(tsv, sizeof(tsv), dir, "steps.tsv");
+    path_join(md, sizeof(md), dir, "steps.md");
+    if (cli_steps_validate(pdir, mdir, o->world, tsv, md, err, sizeof(err)))
+        printf("validate: %s: no step comparison: %s\n", w->name, err);
+    else
+        fprintf(sum, "; steps: [%s/steps.md](%s/steps.md)", w->name, w->name);
+}
+
 static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
                         const vwork_t *w, validate_rows_t *rows, FILE *sum)
 {
@@ -255,14 +287,20 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
     printf("validate: %s: predicting, measuring, comparing (log: %s)\n",
            w->name, log);
     fflush(stdout);
-    if (predict(o, w, dir, log) != 0) {
+    steps_env(o, dir, "predicted");
+    int bad = predict(o, w, dir, log);
+    steps_env(o, dir, NULL);
+    if (bad) {
         fprintf(stderr, "herd validate: %s failed, see %s\n", w->name, log);
         return 1;
     }
     /* --torch: real PyTorch measures, its records aligned to the
      * prediction's, so that compare and the report read them as any. */
-    if (o->torch ? validate_torch_measure(o, sc, dir, log) != 0
-                 : measure(o, sc, w, dir, log) != 0) {
+    steps_env(o, dir, "measured");
+    bad = o->torch ? validate_torch_measure(o, sc, dir, log) != 0
+                   : measure(o, sc, w, dir, log) != 0;
+    steps_env(o, dir, NULL);
+    if (bad) {
         fprintf(stderr, "herd validate: %s failed, see %s\n", w->name, log);
         return 1;
     }
@@ -290,8 +328,10 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
     if (e2e[2] > 0 && e2e[3] > 0)
         fprintf(sum, "; step time predicted %.3f s, measured %.3f s (%+.1f%%)",
                 e2e[2], e2e[3], (e2e[2] - e2e[3]) / e2e[3] * 100);
-    fprintf(sum, "; plot: [%s/compare/compare.png](%s/compare/compare.png)\n",
+    fprintf(sum, "; plot: [%s/compare/compare.png](%s/compare/compare.png)",
             w->name, w->name);
+    steps_report(o, w, dir, sum);
+    fputc('\n', sum);
     if (e2e[2] > 0 && e2e[3] > 0)
         printf("validate: %s: step time predicted %.3f s, measured %.3f s "
                "(%+.1f%%)\n",

@@ -1,7 +1,8 @@
 /* tests/real_tcp_steps.c - the tcp engine's step records (HERD_STEPS_DIR):
  * each rank writes steps-rank<r>.tsv with one line per step of its
  * collectives (not of its point-to-point ops), which match the
- * simulator's records of the same program step for step. */
+ * simulator's records of the same program step for step; herd validate
+ * keeps both sides' and compares them per step. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,35 @@ START_TEST(tcp_unwritable_dir)
 }
 END_TEST
 
+/* herd validate keeps both sides' records and compares them per step. */
+START_TEST(validate_compares_steps)
+{
+    if (!rt_loopback_ok())
+        return;
+    char *dir = tu_tmpdir(), args[2048], src[1024], *out = NULL;
+    snprintf(args, sizeof(args),
+             "validate %s --nproc 2 --no-calibrate --set "
+             "workload.sweep.max=1MiB --timeout 60 -o %s/v",
+             tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml"),
+             dir);
+    ck_assert_int_eq(tu_herd(args, &out), 0);
+    free(out);
+    char *md = tu_read_in(dir, "v/report.md");
+    ck_assert_msg(md && strstr(md, "steps: [all_reduce/steps.md]"), "%s", md);
+    free(md);
+    md = tu_read_in(dir, "v/all_reduce/steps.md");
+    ck_assert_msg(md && strstr(md, "| all_reduce | ring | 1048576 | ") &&
+                      strstr(md, "| all_reduce | tree | 1048576 | ") &&
+                      strstr(md, "| all_reduce | rhd | 1048576 | "),
+                  "%s", md);
+    free(md);
+    char *tsv = tu_read_in(dir, "v/all_reduce/steps.tsv");
+    ck_assert_msg(tsv && !strncmp(tsv, "coll\talgo\t", 10), "%s", tsv);
+    free(tsv);
+    tu_tmpdir_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("real_tcp_steps");
@@ -105,6 +135,7 @@ int main(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, tcp_writes_steps);
     tcase_add_test(t, tcp_unwritable_dir);
+    tcase_add_test(t, validate_compares_steps);
     suite_add_tcase(s, t);
     return tu_run_suite(s);
 }

@@ -73,6 +73,16 @@ START_TEST(validate_loop_reports)
     ck_assert_msg(strstr(md, ", cluster.inter.latency=") &&
                       strstr(md, ", cluster.inter.burst="),
                   "%s", md);
+    /* both sides' step records, compared per step */
+    ck_assert_msg(strstr(md, "steps: [all_reduce/steps.md]") &&
+                      strstr(md, "steps: [broadcast/steps.md]"),
+                  "%s", md);
+    free(md);
+    md = tu_read_in(dir, "v/all_reduce/steps.md");
+    ck_assert_ptr_nonnull(md);
+    ck_assert_msg(strstr(md, "| all_reduce | ring | 65536 | ") &&
+                      strstr(md, "| all_reduce | rhd | 262144 | "),
+                  "%s", md);
     free(md);
     snprintf(args, sizeof(args), "%s/v/all_reduce/compare/compare.tsv", dir);
     FILE *f = fopen(args, "r");
