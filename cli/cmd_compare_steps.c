@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_sim.h"
+#include "core/sched.h"
 #include "trace/steps.h"
 
 int cli_compare_is_steps(const char *path)
@@ -25,59 +26,26 @@ static int read_all(const char *const *files, int n, trace_steps_t *s)
     return 0;
 }
 
-int cli_compare_steps(const char *const *files, int nfiles, const char *dir)
+static double gap(const trace_step_row_t *r)
 {
-    trace_steps_t pred = {0}, meas = {0};
-    trace_step_cmp_t c = {0};
-    char tsv[4096];
-    int rc = read_all(files, 1, &pred);
-    if (!rc)
-        rc = read_all(files + 1, nfiles - 1, &meas);
-    if (!rc && trace_steps_compare(&pred, &meas, &c) != HERD_OK) {
-        fprintf(stderr, "herd compare: out of memory\n");
-        rc = 2;
-    }
-    if (!rc && c.differ)
-        fprintf(stderr,
-                "herd compare: %zu step(s) of the same rank, op and index "
-                "differ in what they are (another algorithm or size?): left "
-                "out\n",
-                c.differ);
-    if (!rc && c.matched == 0) {
-        fprintf(stderr, "herd compare: no step matched: are these the step "
-                        "records of one trace?\n");
-        rc = 1;
-    }
-    if (!rc) {
-        trace_step_cmp_print(&c, stdout, 0);
-        snprintf(tsv, sizeof(tsv), "%s/steps.tsv", dir);
-        FILE *f = cli_sim_mkdir("compare", dir) ? NULL : fopen(tsv, "w");
-        if (f)
-            trace_step_cmp_print(&c, f, 1);
-        if (!f || fclose(f) != 0) {
-            fprintf(stderr, "herd compare: cannot write %s\n", tsv);
-            rc = 2;
-        } else
-            printf("wrote:\n  %s\n", tsv);
-    }
-    trace_step_cmp_free(&c);
-    trace_steps_free(&meas);
-    trace_steps_free(&pred);
-    return rc;
+    double d = r->meas_end - r->pred_end;
+    return d < 0 ? -d : d;
 }
 
-/* The row of rows[i..e) (one collective, algorithm and size) whose end is
- * furthest from its prediction. */
+/* The receive of rows[i..e) (one collective, algorithm and size) whose
+ * end is furthest from its prediction; NULL when there is none. Sends are
+ * left out: the tcp engine's ends when the socket takes the data, the
+ * simulator's when its last byte has left, so their ends differ by design
+ * (a receive ends when the data is in, on both). */
 static const trace_step_row_t *widest(const trace_step_row_t *rows, size_t i,
                                       size_t e)
 {
-    const trace_step_row_t *w = &rows[i];
-    for (size_t k = i + 1; k < e; k++) {
-        double a = rows[k].meas_end - rows[k].pred_end;
-        double b = w->meas_end - w->pred_end;
-        if ((a < 0 ? -a : a) > (b < 0 ? -b : b))
+    const trace_step_row_t *w = NULL;
+    for (size_t k = i; k < e; k++)
+        if ((rows[k].kind == CORE_STEP_RECV ||
+             rows[k].kind == CORE_STEP_RECV_REDUCE) &&
+            (!w || gap(&rows[k]) > gap(w)))
             w = &rows[k];
-    }
     return w;
 }
 
@@ -87,9 +55,12 @@ static void gaps_md(const trace_step_cmp_t *c, FILE *f)
                                         "recv_reduce from", "copy"};
     fprintf(f, "# Step by step: where each row's steps leave the "
                "prediction\n\n"
-               "Per collective, algorithm and size, the step whose end "
+               "Per collective, algorithm and size, the receive whose end "
                "(after its rank posted the op; medians over the ops) is "
-               "furthest from the prediction. Every step: `steps.tsv`.\n\n"
+               "furthest from the prediction (sends end when the socket "
+               "takes the data on the tcp engine, when the last byte has "
+               "left in the simulator: not comparable). Every step: "
+               "`steps.tsv`.\n\n"
                "| collective | algorithm | size (B) | rank | step | what | "
                "predicted end (ms) | measured end (ms) | gap (ms) |\n"
                "|---|---|---:|---:|---:|---|---:|---:|---:|\n");
@@ -100,6 +71,9 @@ static void gaps_md(const trace_step_cmp_t *c, FILE *f)
                c->rows[e].algo == r->algo && c->rows[e].op_bytes == r->op_bytes)
             e++;
         const trace_step_row_t *w = widest(c->rows, i, e);
+        i = e;
+        if (!w)
+            continue;
         const char *k = w->kind >= 0 && w->kind < 4 ? kinds[w->kind] : "?";
         fprintf(f,
                 "| %s | %s | %llu | %d | %u | %s %d | %.3f | %.3f | %+.3f |\n",
@@ -107,7 +81,6 @@ static void gaps_md(const trace_step_cmp_t *c, FILE *f)
                 (unsigned long long)w->op_bytes, w->rank, (unsigned)w->step, k,
                 w->peer, w->pred_end / 1e6, w->meas_end / 1e6,
                 (w->meas_end - w->pred_end) / 1e6);
-        i = e;
     }
 }
 
@@ -146,4 +119,49 @@ int cli_steps_validate(const char *pred_dir, const char *meas_dir, int world,
     trace_steps_free(&meas);
     trace_steps_free(&pred);
     return st == HERD_OK ? 0 : 1;
+}
+
+int cli_compare_steps(const char *const *files, int nfiles, const char *dir)
+{
+    trace_steps_t pred = {0}, meas = {0};
+    trace_step_cmp_t c = {0};
+    char tsv[4096], md[4096];
+    int rc = read_all(files, 1, &pred);
+    if (!rc)
+        rc = read_all(files + 1, nfiles - 1, &meas);
+    if (!rc && trace_steps_compare(&pred, &meas, &c) != HERD_OK) {
+        fprintf(stderr, "herd compare: out of memory\n");
+        rc = 2;
+    }
+    if (!rc && c.differ)
+        fprintf(stderr,
+                "herd compare: %zu step(s) of the same rank, op and index "
+                "differ in what they are (another algorithm or size?): left "
+                "out\n",
+                c.differ);
+    if (!rc && c.matched == 0) {
+        fprintf(stderr, "herd compare: no step matched: are these the step "
+                        "records of one trace?\n");
+        rc = 1;
+    }
+    if (!rc) {
+        trace_step_cmp_print(&c, stdout, 0);
+        snprintf(tsv, sizeof(tsv), "%s/steps.tsv", dir);
+        snprintf(md, sizeof(md), "%s/steps.md", dir);
+        FILE *f = cli_sim_mkdir("compare", dir) ? NULL : fopen(tsv, "w");
+        FILE *g = f ? fopen(md, "w") : NULL;
+        if (f)
+            trace_step_cmp_print(&c, f, 1);
+        if (g)
+            gaps_md(&c, g);
+        if (!f || fclose(f) != 0 || !g || fclose(g) != 0) {
+            fprintf(stderr, "herd compare: cannot write %s\n", f ? md : tsv);
+            rc = 2;
+        } else
+            printf("wrote:\n  %s\n  %s\n", tsv, md);
+    }
+    trace_step_cmp_free(&c);
+    trace_steps_free(&meas);
+    trace_steps_free(&pred);
+    return rc;
 }

@@ -214,6 +214,14 @@ START_TEST(cli_compares_steps)
     static const char head[] = "coll\talgo\top_bytes\trank\tstep\t";
     ck_assert_msg(!strncmp(tsv, head, sizeof(head) - 1), "%s", tsv);
     free(tsv);
+    /* the widest gap per collective, algorithm and size, among receives
+     * (a run against itself: none) */
+    char *md = tu_read_in(dir, "c/steps.md");
+    ck_assert_msg(md && strstr(md, "| all_reduce | ring | 16000 | ") &&
+                      strstr(md, " recv") && strstr(md, "| +0.000 |") &&
+                      !strstr(md, "send to"),
+                  "%s", md);
+    free(md);
     tu_tmpdir_free(dir);
 }
 END_TEST
