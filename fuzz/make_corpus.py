@@ -279,6 +279,7 @@ def steps():
         rows.append("%d\t0\t1\tall_reduce\tring\t16000\t0\t1\trecv_reduce"
                     "\t%d\t0\t4000\t0\t5400\n" % (r, (r + 3) % 4))
     put("steps", "ring.tsv", head + "".join(rows))
+    put("steps", "header_only.tsv", head)
     put("steps", "hostile_numbers.tsv", head +
         "2147483648\t0\t18446744073709551616\tall_reduce\tring\t1\t0\t"
         "4294967296\tsend\t-2\t0\t1\t9\t5\n")

@@ -180,6 +180,19 @@ START_TEST(reader_refuses_malformed)
         ck_assert_msg(strstr(err, bad[i].where) && strstr(err, bad[i].what),
                       "case %zu: %s", i, err);
     }
+    /* only the header: no records, and nothing to compare */
+    char path[512];
+    snprintf(text, sizeof(text), "%s\n", core_steplog_header);
+    ck_assert_int_eq(read_text(dir, text, err, sizeof(err)), HERD_OK);
+    snprintf(path, sizeof(path), "%s/bad.tsv", dir);
+    trace_steps_t a = {0}, b = {0};
+    ck_assert_int_eq(trace_steps_read(path, &a, err, sizeof(err)), HERD_OK);
+    ck_assert_uint_eq(a.n, 0);
+    trace_step_cmp_t c;
+    ck_assert_int_eq(trace_steps_compare(&a, &b, &c), HERD_OK);
+    ck_assert_uint_eq(c.matched + c.nrows + c.only_pred + c.only_meas, 0);
+    trace_step_cmp_free(&c);
+    trace_steps_free(&a);
     ck_assert_int_eq(read_text(dir, "", err, sizeof(err)),
                      HERD_ERR_INVALID_ARG);
     ck_assert_msg(strstr(err, ":1:1: empty"), "%s", err);

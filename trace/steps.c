@@ -335,8 +335,10 @@ herd_status_t trace_steps_compare(trace_steps_t *pred, trace_steps_t *meas,
                                   trace_step_cmp_t *out)
 {
     memset(out, 0, sizeof(*out));
-    qsort(pred->r, pred->n, sizeof(*pred->r), cmp_key);
-    qsort(meas->r, meas->n, sizeof(*meas->r), cmp_key);
+    if (pred->n > 1) /* a file of only its header: no array at all */
+        qsort(pred->r, pred->n, sizeof(*pred->r), cmp_key);
+    if (meas->n > 1)
+        qsort(meas->r, meas->n, sizeof(*meas->r), cmp_key);
     pair_t *pairs = match(pred, meas, out);
     size_t m = out->matched ? out->matched : 1;
     double *scratch = malloc(m * sizeof(*scratch));
