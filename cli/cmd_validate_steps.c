@@ -245,8 +245,9 @@ static int compare(const vopts_t *o, const char *dir, const char *log)
     return validate_run_self(argv, log);
 }
 
-/* Runs fn's child processes with step records in dir/sub (HERD_STEPS_DIR,
- * docs/formats.md); not for --torch, whose measured side is PyTorch. */
+/* The runs started next write step records into dir/sub (HERD_STEPS_DIR,
+ * docs/formats.md; sub NULL: none); not with --torch, whose measured side
+ * is PyTorch. */
 static void steps_env(const vopts_t *o, const char *dir, const char *sub)
 {
     char d[1024];
