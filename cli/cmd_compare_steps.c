@@ -111,7 +111,9 @@ int cli_steps_validate(const char *pred_dir, const char *meas_dir, int world,
         trace_step_cmp_print(&c, t, 1);
         gaps_md(&c, m);
     }
-    if ((t && fclose(t) != 0) || (m && fclose(m) != 0)) {
+    int bad = t && fclose(t) != 0;
+    bad |= m && fclose(m) != 0;
+    if (bad) {
         snprintf(err, errlen, "cannot write %s", md_path);
         st = HERD_ERR_IO;
     }
@@ -154,7 +156,10 @@ int cli_compare_steps(const char *const *files, int nfiles, const char *dir)
             trace_step_cmp_print(&c, f, 1);
         if (g)
             gaps_md(&c, g);
-        if (!f || fclose(f) != 0 || !g || fclose(g) != 0) {
+        int bad = !f || !g;
+        bad |= f && fclose(f) != 0;
+        bad |= g && fclose(g) != 0;
+        if (bad) {
             fprintf(stderr, "herd compare: cannot write %s\n", f ? md : tsv);
             rc = 2;
         } else

@@ -183,6 +183,8 @@ herd_status_t core_sched_counts(const core_sched_desc_t *desc, uint64_t *out,
 
 /* Print a readable schedule (one line per step) to `f`. */
 void core_sched_print(const core_sched_t *s, FILE *f);
+/* "send", "recv", "recv_reduce", "copy"; "?" for anything else. */
+const char *core_step_kind_name(int kind);
 
 /* Symbolic verification of an algorithm for one configuration: lowers all
  * ranks, executes them with FIFO matching and dependencies under several

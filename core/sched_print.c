@@ -5,7 +5,7 @@
 
 #include "core/sched.h"
 
-static const char *kind_name(int k)
+const char *core_step_kind_name(int k)
 {
     static const char *const names[] = {"send", "recv", "recv_reduce", "copy"};
     return k >= 0 && k <= CORE_STEP_COPY ? names[k] : "?";
@@ -38,7 +38,7 @@ void core_sched_print(const core_sched_t *s, FILE *f)
             s->scratch_count);
     for (uint32_t i = 0; i < s->nsteps; i++) {
         const core_step_t *st = &s->steps[i];
-        fprintf(f, "%5u %-11s ", i, kind_name(st->kind));
+        fprintf(f, "%5u %-11s ", i, core_step_kind_name(st->kind));
         if (st->kind == CORE_STEP_COPY)
             fprintf(f, "%-8s", "local");
         else

@@ -30,10 +30,9 @@ void core_verify_fail(core_verify_t *v, const char *fmt, ...)
 const char *core_verify_step_str(const core_verify_t *v, uint32_t g, char *buf,
                                  size_t len)
 {
-    static const char *const kinds[] = {"send", "recv", "recv_reduce", "copy"};
     int r = v->rank_of[g];
     const core_step_t *st = &v->sch[r].steps[g - v->base[r]];
-    const char *k = st->kind <= CORE_STEP_COPY ? kinds[st->kind] : "?";
+    const char *k = core_step_kind_name(st->kind);
     if (st->kind == CORE_STEP_COPY)
         snprintf(buf, len, "rank %d step %u (copy n=%llu)", r,
                  (unsigned)(g - v->base[r]), (unsigned long long)st->count);

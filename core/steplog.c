@@ -20,8 +20,6 @@ const char core_steplog_header[] =
     "rank\tgroup\tseq\tcoll\talgo\top_bytes\top_start_ns\tstep\tkind\tpeer"
     "\tchannel\tbytes\tstart_ns\tend_ns";
 
-static const char *const kind_names[] = {"send", "recv", "recv_reduce", "copy"};
-
 const char *core_steplog_dir(void)
 {
     const char *d = getenv("HERD_STEPS_DIR");
@@ -58,7 +56,7 @@ void core_steplog_write(core_steplog_t *l, const core_step_rec_t *r)
 {
     if (!l || l->failed)
         return;
-    const char *kind = r->kind >= 0 && r->kind < 4 ? kind_names[r->kind] : "?";
+    const char *kind = core_step_kind_name(r->kind);
     if (fprintf(l->f,
                 "%d\t%d\t%" PRIu64 "\t%s\t%s\t%" PRIu64 "\t%" PRIu64
                 "\t%" PRIu32 "\t%s\t%d\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64

@@ -101,8 +101,10 @@ static void finish(sim_exec_t *x)
     sim_inst_member_done(x->w, x->inst, x->member, x->err);
 }
 
-/* HERD_STEPS_DIR: one line for a step that has ended now. */
-static void step_record(const sim_exec_t *x, uint32_t step)
+/* HERD_STEPS_DIR: one line for a step that has ended now. Kept out of
+ * line (cold): inlined, it cost the hot path 1.5 % more instructions. */
+__attribute__((noinline, cold)) static void step_record(const sim_exec_t *x,
+                                                        uint32_t step)
 {
     const sim_xstep_t *xs = &x->xs[step];
     const sim_xconn_t *c = xs->conn != XS_NONE ? &x->conns[xs->conn] : NULL;

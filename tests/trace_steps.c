@@ -239,6 +239,26 @@ START_TEST(cli_compares_steps)
 }
 END_TEST
 
+/* herd sweep's concurrent workers would write one file at once: the
+ * variable is ignored, with a note, and no file is left half written. */
+START_TEST(sweep_jobs_ignore_steps)
+{
+    char *dir = tu_tmpdir(), cmd[2048], src[1024], path[600], *out = NULL;
+    snprintf(cmd, sizeof(cmd),
+             "HERD_STEPS_DIR=%s %s sweep %s --set cluster.nodes=1 --set "
+             "ddp.steps=1 --set ddp.bucket_cap_mb=5,25 --jobs 2 2>&1",
+             dir, tu_herd_binary(),
+             tu_src_path(src, sizeof(src), "scenarios/ddp-gpt2-64n.yaml"));
+    ck_assert_int_eq(tu_run(cmd, &out), 0);
+    ck_assert_msg(strstr(out, "HERD_STEPS_DIR ignored with --jobs 2"), "%s",
+                  out);
+    free(out);
+    snprintf(path, sizeof(path), "%s/steps.tsv", dir);
+    ck_assert(!trace_steps_is_file(path));
+    tu_tmpdir_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("trace_steps");
@@ -247,6 +267,7 @@ int main(void)
     tcase_add_test(t, compare_matches_and_shifts);
     tcase_add_test(t, reader_refuses_malformed);
     tcase_add_test(t, cli_compares_steps);
+    tcase_add_test(t, sweep_jobs_ignore_steps);
     suite_add_tcase(s, t);
     return tu_run_suite(s);
 }

@@ -8,12 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sched.h"
 #include "trace/steps.h"
 
 #define STEPS_LINE_MAX 1024
 #define STEPS_NFIELDS 14
-
-static const char *const kinds[] = {"send", "recv", "recv_reduce", "copy"};
 
 int trace_steps_is_file(const char *path)
 {
@@ -61,7 +60,7 @@ static int parse_int(const char *f, int lo, int *out)
 static int parse_kind(const char *f, int *out)
 {
     for (int k = 0; k < 4; k++)
-        if (!strcmp(f, kinds[k])) {
+        if (!strcmp(f, core_step_kind_name(k))) {
             *out = k;
             return 0;
         }
@@ -391,7 +390,7 @@ void trace_step_cmp_print(const trace_step_cmp_t *c, FILE *f, int tsv)
     }
     for (size_t i = 0; i < c->nrows; i++) {
         const trace_step_row_t *r = &c->rows[i];
-        const char *kind = r->kind >= 0 && r->kind < 4 ? kinds[r->kind] : "?";
+        const char *kind = core_step_kind_name(r->kind);
         double d = (r->pred_end - r->meas_end) / 1e3;
         fprintf(f,
                 tsv ? "%s\t%s\t%" PRIu64 "\t%d\t%" PRIu32
