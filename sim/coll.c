@@ -336,10 +336,11 @@ static herd_status_t make_exec(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
 }
 
 /* Member c->base.rank's executor made and started (the caller counts
- * its post). */
+ * its post); its first steps run now, or (drain 0, from inside an event)
+ * when the event loop next drains its work list. */
 static herd_status_t start_member(sim_world_t *w, sim_comm_t *c,
                                   sim_inst_t *inst, const core_coll_args_t *a,
-                                  sim_req_t *req)
+                                  sim_req_t *req, int drain)
 {
     int m = c->base.rank;
     sim_exec_t *x = NULL;
@@ -349,15 +350,56 @@ static herd_status_t start_member(sim_world_t *w, sim_comm_t *c,
     inst->execs[m] = x;
     apply_early(w, inst, m, x);
     sim_exec_start(w, x);
-    sim_world_drain(w);
+    if (drain)
+        sim_world_drain(w);
     return HERD_OK;
+}
+
+/* Algorithm "gloo": ProcessGroupGloo hands each collective to a worker
+ * thread, SIM_GLOO_THREADS of them per group; with all of them busy the
+ * collective waits in the group's queue, and its time from the post
+ * includes that wait (as PyTorch's work does, from launch to end). 1:
+ * queued, nothing to start now. */
+static int gloo_queue(sim_comm_t *c, sim_req_t *req)
+{
+    if (c->gloo_busy < SIM_GLOO_THREADS) {
+        c->gloo_busy++;
+        req->gloo_comm = c;
+        return 0;
+    }
+    req->gloo_next = NULL;
+    if (c->gloo_tail)
+        c->gloo_tail->gloo_next = req;
+    else
+        c->gloo_head = req;
+    c->gloo_tail = req;
+    return 1;
+}
+
+/* A gloo worker of c is free: the next collective queued takes it. */
+static void gloo_next(sim_world_t *w, sim_comm_t *c)
+{
+    c->gloo_busy--;
+    sim_req_t *req = c->gloo_head;
+    if (!req)
+        return;
+    c->gloo_head = req->gloo_next;
+    if (!c->gloo_head)
+        c->gloo_tail = NULL;
+    c->gloo_busy++;
+    req->gloo_comm = c;
+    if (w->sym)
+        sim_sym_flush(w);
+    herd_status_t st = start_member(w, c, req->inst, &req->args, req, 0);
+    if (st != HERD_OK)
+        sim_req_complete(w, req, st);
 }
 
 herd_status_t sim_coll_start_member(sim_world_t *w, sim_inst_t *inst, int m,
                                     sim_req_t *req)
 {
     /* symmetric instances are world ones: member m is world rank m */
-    return start_member(w, w->ranks[m].world_comm, inst, &inst->args, req);
+    return start_member(w, w->ranks[m].world_comm, inst, &inst->args, req, 1);
 }
 
 herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
@@ -405,9 +447,14 @@ herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
         inst->nposted++;
         return sim_sym_post(w, inst, m, req);
     }
+    if (inst->rdv && gloo_queue(c, req)) {
+        inst->posted[m] = SIM_INST_POSTED; /* started by gloo_next */
+        inst->nposted++;
+        return HERD_OK;
+    }
     if (w->sym)
         sim_sym_flush(w); /* it would share links with the regime's */
-    st = start_member(w, c, inst, a, req);
+    st = start_member(w, c, inst, a, req, 1);
     if (st != HERD_OK)
         return st;
     inst->posted[m] = SIM_INST_POSTED;
@@ -452,9 +499,13 @@ void sim_inst_member_done(sim_world_t *w, sim_inst_t *inst, int m,
     inst->posted[m] |= SIM_INST_DONE;
     inst->ndone++;
     sim_req_t *req = sim_exec_req(x);
+    sim_comm_t *gloo = req->gloo_comm;
+    req->gloo_comm = NULL;
     sim_exec_destroy(x);
     sim_req_complete(w, req, st);
     sim_inst_maybe_free(w, inst);
+    if (gloo)
+        gloo_next(w, gloo);
 }
 
 /* A monitored_barrier that timed out: rank 0 names the members that

@@ -3,10 +3,14 @@
  * algorithms), lowered to core/ schedules of the same shape for the
  * simulator's rendezvous transport (sim/exec.c, docs/network-model.md):
  *
- *  - all_reduce: gloo's ring (reduce-scatter, then all-gather), each
- *    rank's block cut into two segments (gloo keeps one segment in flight
- *    while it reduces the other), each segment's receive posted before
- *    its send;
+ *  - all_reduce: gloo's ring (gloo/allreduce.cc: reduce-scatter, then
+ *    all-gather), the buffer cut into segments of at most 1 MiB (gloo's
+ *    kMaxSegmentSize), at least two per rank, each loop iteration
+ *    waiting for the operations it issued two iterations before and
+ *    then posting a receive and a send: two segments in flight each way,
+ *    so that collectives running at once (ProcessGroupGloo's worker
+ *    threads share one connection per pair) take turns on it segment by
+ *    segment;
  *  - all_gather: gloo's ring, each block sent as two halves, each half's
  *    send posted before its receive;
  *  - reduce_scatter: what ProcessGroupGloo does for reduce_scatter_tensor,
@@ -23,6 +27,7 @@
  * send/recv exchange 2x, measured in BENCHMARKS.md). Everything runs on
  * one channel: gloo connects each pair of ranks with one connection. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/sim.h"
 
@@ -31,6 +36,131 @@ static uint64_t halves(uint64_t count, int p, size_t es)
 {
     uint64_t block = (count + (uint64_t)p - 1) / (uint64_t)p;
     return ((block + 1) / 2) * es;
+}
+
+/* gloo's AllreduceOptions::kMaxSegmentSize: the largest send or receive
+ * of its ring all_reduce. */
+#define GLOO_MAX_SEGMENT_BYTES ((uint64_t)1 << 20)
+
+static uint64_t round_up(uint64_t v, uint64_t m)
+{
+    return (v + m - 1) / m * m;
+}
+
+/* One all_reduce's segments: nseg segments of seg elements, `per` per
+ * rank (gloo's numSegments, segmentBytes, numSegmentsPerRank). */
+typedef struct gseg {
+    uint64_t count, seg, nseg, per;
+} gseg_t;
+
+static gseg_t gloo_segments(uint64_t count, int p, size_t es)
+{
+    uint64_t total = count * es, max = es * (GLOO_MAX_SEGMENT_BYTES / es);
+    if (max == 0)
+        max = es;
+    uint64_t n = (total + max - 1) / max;
+    if (n < 2 * (uint64_t)p)
+        n = 2 * (uint64_t)p;
+    n = round_up(n, (uint64_t)p);
+    gseg_t g = {count, round_up((total + n - 1) / n, es) / es, n,
+                n / (uint64_t)p};
+    return g;
+}
+
+/* Elements of segment x (mod nseg) from *off; 0 past the buffer's end. */
+static uint64_t seg_len(const gseg_t *g, uint64_t x, uint64_t *off)
+{
+    *off = (x % g->nseg) * g->seg;
+    return *off >= g->count           ? 0
+           : g->count - *off < g->seg ? g->count - *off
+                                      : g->seg;
+}
+
+/* The ops one loop iteration posts and what they must wait for: the
+ * operations of the iterations two and three before (of the one and two
+ * before for the all-gather's first, which follows the reduce-scatter's
+ * two final waits), or, where an iteration posted nothing, what it
+ * waited for. */
+typedef struct gops {
+    int64_t step[2]; /* receive, send; -1: none */
+    int64_t dep[4];
+    int ndep;
+} gops_t;
+
+static void gops_deps(gops_t *o, uint64_t q, uint64_t first_ag)
+{
+    uint64_t back[2] = {2, 3};
+    if (q == first_ag)
+        back[0] = 1, back[1] = 2;
+    gops_t *me = &o[q];
+    me->ndep = 0;
+    for (int b = 0; b < 2; b++) {
+        if (q < back[b])
+            continue;
+        const gops_t *k = &o[q - back[b]];
+        int any = 0;
+        for (int j = 0; j < 2; j++)
+            if (k->step[j] >= 0 && me->ndep < 4) {
+                me->dep[me->ndep++] = k->step[j];
+                any = 1;
+            }
+        for (int j = 0; !any && j < k->ndep && me->ndep < 4; j++)
+            me->dep[me->ndep++] = k->dep[j];
+    }
+}
+
+/* gloo's ring all_reduce: rank r receives from r + 1 and sends to r - 1.
+ * Reduce-scatter iteration i receives segment (r + 2) S + i into OUT,
+ * reduced with IN, and sends segment (r + 1) S + i (from IN while
+ * i < S, its own data; afterwards the sum it received S iterations
+ * before); the all-gather then passes the reduced segments on, r S + i
+ * out and (r + 1) S + i in. S segments per rank, p S in all. */
+static herd_status_t lower_ar(const core_sched_desc_t *d, core_sched_t *out)
+{
+    int p = d->nranks, r = d->rank;
+    size_t es = d->elem_size ? d->elem_size : 1;
+    if (p < 2 || d->count == 0) {
+        core_sched_desc_t c = *d;
+        c.algo = HERD_ALGO_RING;
+        return core_sched_lower(&c, out);
+    }
+    if (d->count > UINT64_MAX / es / 2)
+        return HERD_ERR_OVERFLOW;
+    gseg_t g = gloo_segments(d->count, p, es);
+    uint64_t up = (uint64_t)(r + 1) % (uint64_t)p, m = g.nseg - g.per;
+    gops_t *o = calloc(2 * m, sizeof(*o));
+    if (!o)
+        return HERD_ERR_NO_MEMORY;
+    memset(out, 0, sizeof(*out));
+    out->desc = *d;
+    out->desc.channels = 1;
+    herd_status_t st = HERD_OK;
+    for (uint64_t q = 0; q < 2 * m && st == HERD_OK; q++) {
+        int ag = q >= m;
+        uint64_t i = ag ? q - m : q, so, ro;
+        uint64_t sx = (ag ? (uint64_t)r : up) * g.per + i;
+        uint64_t rx = (ag ? up : up + 1) * g.per + i;
+        uint64_t sl = seg_len(&g, sx, &so), rl = seg_len(&g, rx, &ro);
+        gops_deps(o, q, m);
+        o[q].step[0] = o[q].step[1] = -1;
+        if (rl)
+            o[q].step[0] = core_sched_add(
+                out, ag ? CORE_STEP_RECV : CORE_STEP_RECV_REDUCE, (int)up, 0,
+                ag ? CORE_BUF_NONE : CORE_BUF_IN, ag ? 0 : ro, CORE_BUF_OUT, ro,
+                rl, o[q].dep, o[q].ndep);
+        if (sl && o[q].step[0] >= -1)
+            o[q].step[1] =
+                core_sched_add(out, CORE_STEP_SEND, (r + p - 1) % p, 0,
+                               !ag && i < g.per ? CORE_BUF_IN : CORE_BUF_OUT,
+                               so, CORE_BUF_NONE, 0, sl, o[q].dep, o[q].ndep);
+        for (int j = 0; j < 2; j++)
+            if (o[q].step[j] < -1)
+                st = (herd_status_t)o[q].step[j];
+    }
+    free(o);
+    if (st != HERD_OK)
+        core_sched_fini(out);
+    return st;
 }
 
 /* reduce_scatter as an all_reduce of p * count elements into SCRATCH,
@@ -43,8 +173,7 @@ static herd_status_t lower_rs(const core_sched_desc_t *d, core_sched_t *out)
     core_sched_desc_t ar = *d;
     ar.coll = HERD_COLL_ALL_REDUCE;
     ar.count = d->count * p;
-    ar.chunk_bytes = halves(ar.count, d->nranks, d->elem_size);
-    herd_status_t st = core_sched_lower(&ar, out);
+    herd_status_t st = lower_ar(&ar, out);
     if (st != HERD_OK)
         return st;
     int64_t *deps = malloc((out->nsteps + 1) * sizeof(*deps));
@@ -83,10 +212,7 @@ static herd_status_t lower(const core_sched_desc_t *desc, core_sched_t *out)
     d.ranks_per_node = 0;
     switch (d.coll) {
     case HERD_COLL_ALL_REDUCE:
-        d.algo = HERD_ALGO_RING;
-        d.recv_first = 1;
-        d.chunk_bytes = halves(d.count, d.nranks, d.elem_size);
-        return core_sched_lower(&d, out);
+        return lower_ar(&d, out);
     case HERD_COLL_ALL_GATHER:
         if (d.nranks > 0 && d.count > UINT64_MAX / (uint64_t)d.nranks)
             return HERD_ERR_OVERFLOW;

@@ -169,6 +169,11 @@ typedef struct sim_comm {
     sim_world_t *w;
     sim_rank_t *r;
     struct sim_comm *next; /* the rank's list of groups it belongs to */
+    /* algorithm "gloo": ProcessGroupGloo runs a group's collectives on a
+     * pool of SIM_GLOO_THREADS worker threads; the ones posted while all
+     * are busy wait here, in posting order (sim/coll.c) */
+    int gloo_busy;
+    struct sim_req *gloo_head, *gloo_tail;
 } sim_comm_t;
 
 typedef enum sim_req_kind {
@@ -197,7 +202,9 @@ typedef struct sim_req {
     char label[CORE_LABEL_MAX];
     /* collectives */
     sim_inst_t *inst;
-    int member; /* group rank in inst */
+    int member;                 /* group rank in inst */
+    struct sim_comm *gloo_comm; /* algorithm "gloo": holds a worker of it */
+    struct sim_req *gloo_next;  /* its queue of collectives waiting */
     /* point to point */
     struct sim_req *p2p_next; /* FIFO of unmatched ops */
     struct sim_req *match;    /* matched partner while in flight */
@@ -394,6 +401,9 @@ void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, uint32_t rconn, int src,
  * member on `channel`, and its notice arrived: x's next send to it on
  * that channel may move (sim/exec.c). */
 void sim_exec_rtr(sim_world_t *w, sim_exec_t *x, int src, int channel);
+/* ProcessGroupGloo's worker threads (Options::threads, 2 by default):
+ * how many of a group's gloo collectives a rank runs at once. */
+#define SIM_GLOO_THREADS 2
 /* Algorithm "gloo": core/ schedules shaped like gloo's (sim/gloo_lower.c). */
 herd_status_t sim_gloo_lower(const core_sched_desc_t *desc, core_sched_t *out);
 void sim_world_drain(sim_world_t *w);

@@ -248,6 +248,127 @@ START_TEST(three_ranks_no_wait)
 }
 END_TEST
 
+/* gloo's ring cuts the buffer into segments of at most 1 MiB
+ * (kMaxSegmentSize), at least two per rank, p S in all: rank r sends
+ * to r - 1 and receives from r + 1, (p - 1) S of each per phase. */
+START_TEST(all_reduce_segments)
+{
+    const struct {
+        int p;
+        uint64_t count; /* float32 */
+        uint64_t per;   /* segments per rank */
+    } c[] = {{2, 2u << 20, 4}, {3, (3u << 20) + 1, 5}, {4, 1000, 2}};
+    for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++)
+        for (int r = 0; r < c[k].p; r++) {
+            core_sched_desc_t d = {.coll = HERD_COLL_ALL_REDUCE,
+                                   .algo = HERD_ALGO_GLOO,
+                                   .nranks = c[k].p,
+                                   .rank = r,
+                                   .count = c[k].count,
+                                   .elem_size = 4,
+                                   .channels = 1};
+            core_sched_t s;
+            memset(&s, 0, sizeof(s));
+            ck_assert_int_eq(sim_gloo_lower(&d, &s), HERD_OK);
+            uint64_t sends = 0, recvs = 0, most = 0;
+            for (uint32_t i = 0; i < s.nsteps; i++) {
+                const core_step_t *st = &s.steps[i];
+                int send = st->kind == CORE_STEP_SEND;
+                ck_assert_int_eq(st->peer,
+                                 (r + (send ? c[k].p - 1 : 1)) % c[k].p);
+                sends += send;
+                recvs += !send;
+                most = st->count > most ? st->count : most;
+            }
+            uint64_t want = 2 * (uint64_t)(c[k].p - 1) * c[k].per;
+            ck_assert_uint_eq(sends, want);
+            ck_assert_uint_eq(recvs, want);
+            ck_assert_uint_le(most * 4, 1u << 20);
+            ck_assert_uint_eq(most, (c[k].count + c[k].p * c[k].per - 1) /
+                                        (c[k].p * c[k].per));
+            core_sched_fini(&s);
+        }
+}
+END_TEST
+
+/* Collectives posted at once, each rank waiting for them in `order`;
+ * end[i]: when op i was done, from the posts. */
+typedef struct conc {
+    int n;
+    size_t count[3];
+    int order[3];
+    double end[3];
+} conc_t;
+
+static int conc_prog(herd_comm_t *c, void *arg)
+{
+    conc_t *j = arg;
+    herd_req_t *req[3] = {NULL, NULL, NULL};
+    float *buf[3] = {NULL, NULL, NULL};
+    herd_comm_set_algo(c, HERD_COLL_ALL_REDUCE, HERD_ALGO_GLOO);
+    uint64_t t0 = herd_now(c);
+    for (int i = 0; i < j->n; i++) {
+        buf[i] = calloc(j->count[i], sizeof(float));
+        ck_assert_ptr_nonnull(buf[i]);
+        ck_assert_int_eq(herd_all_reduce(c, buf[i], buf[i], j->count[i],
+                                         HERD_FLOAT32, HERD_SUM, &req[i]),
+                         HERD_OK);
+    }
+    for (int k = 0; k < j->n; k++) {
+        int i = j->order[k];
+        ck_assert_int_eq(herd_req_wait(req[i]), HERD_OK);
+        if (herd_comm_rank(c) == 0)
+            j->end[i] = (double)(herd_now(c) - t0) * 1e-9;
+        herd_req_free(req[i]);
+        free(buf[i]);
+    }
+    return 0;
+}
+
+static void conc_run(conc_t *j)
+{
+    herd_sim_opts_t o;
+    herd_init_t init = sim_init(&o, 2, 0);
+    herd_run_info_t info;
+    ck_assert_int_eq(herd_run(&init, conc_prog, j, &info), HERD_OK);
+    herd_run_info_clear(&info);
+}
+
+/* Two all_reduces at once share the pair's connection segment by
+ * segment, as gloo's two worker threads do. On 2 ranks the 8 MiB one
+ * has 1 MiB segments, the 2 MiB one 512 KiB ones, and each direction
+ * carries, in posting order: the big one's first two segments, the
+ * small one's reduce-scatter (1 MiB), the big one's next two (posted as
+ * its first two end), the small one's all-gather: it ends at 6 T (T:
+ * 1 MiB's time), the big one when all 10 MiB have crossed. With whole
+ * blocks queued on the connection the small one would end last. */
+START_TEST(concurrent_take_turns)
+{
+    conc_t j = {.n = 2, .count = {2u << 20, 512u << 10}, .order = {1, 0}};
+    conc_run(&j);
+    double t = (double)(1u << 20) / BW; /* 1 MiB each way */
+    ck_assert_msg(j.end[1] > 5.95 * t && j.end[1] < 6.1 * t, "2 MiB op: %.2f T",
+                  j.end[1] / t);
+    ck_assert_msg(j.end[0] > 9.9 * t && j.end[0] < 10.3 * t, "8 MiB op: %.2f T",
+                  j.end[0] / t);
+}
+END_TEST
+
+/* ProcessGroupGloo's two worker threads: of three all_reduces posted at
+ * once the third starts when the first ends. */
+START_TEST(two_workers)
+{
+    conc_t j = {
+        .n = 3, .count = {1u << 20, 1u << 20, 1u << 20}, .order = {0, 1, 2}};
+    conc_run(&j);
+    double t = (double)(4u << 20) / BW; /* one op alone */
+    ck_assert_msg(j.end[0] < 2.1 * t && j.end[1] < 2.1 * t,
+                  "first two: %.2f, %.2f T", j.end[0] / t, j.end[1] / t);
+    ck_assert_msg(j.end[2] > 2.95 * t && j.end[2] < 3.1 * t, "third: %.2f T",
+                  j.end[2] / t);
+}
+END_TEST
+
 START_TEST(missing_rank_hangs)
 {
     job_t j = {.coll = HERD_COLL_ALL_GATHER,
@@ -426,6 +547,9 @@ int main(void)
     tcase_add_test(tc, all_gather_late_rank);
     tcase_add_test(tc, all_reduce_late_rank);
     tcase_add_test(tc, three_ranks_no_wait);
+    tcase_add_test(tc, all_reduce_segments);
+    tcase_add_test(tc, concurrent_take_turns);
+    tcase_add_test(tc, two_workers);
     tcase_add_test(tc, missing_rank_hangs);
     tcase_add_test(tc, scenario_spelling);
     tcase_add_test(tc, fsdp_gloo_default);
