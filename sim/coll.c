@@ -395,6 +395,22 @@ static void gloo_next(sim_world_t *w, sim_comm_t *c)
         sim_req_complete(w, req, st);
 }
 
+void sim_coll_gloo_detach(sim_world_t *w, sim_comm_t *c)
+{
+    for (sim_req_t *q = c->r->reqs; q; q = q->next_all)
+        if (q->gloo_comm == c)
+            q->gloo_comm = NULL;
+    while (c->gloo_head) {
+        sim_req_t *req = c->gloo_head;
+        c->gloo_head = req->gloo_next;
+        herd_status_t st = start_member(w, c, req->inst, &req->args, req, 1);
+        if (st != HERD_OK)
+            sim_req_complete(w, req, st);
+    }
+    c->gloo_tail = NULL;
+    c->gloo_busy = 0;
+}
+
 herd_status_t sim_coll_start_member(sim_world_t *w, sim_inst_t *inst, int m,
                                     sim_req_t *req)
 {

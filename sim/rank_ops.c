@@ -49,6 +49,7 @@ static herd_status_t op_comm_destroy(herd_comm_t *comm)
                                "comm_destroy: the sim world communicator "
                                "belongs to herd_run");
     /* requests still in flight on the group outlive it */
+    sim_coll_gloo_detach(c->w, c);
     for (sim_req_t *q = c->r->reqs; q; q = q->next_all)
         if (q->base.comm == comm)
             q->base.comm = NULL;

@@ -364,6 +364,10 @@ void sim_flight_at_end(sim_world_t *w, herd_run_info_t *info);
 /* sim/coll.c: collective instances */
 herd_status_t sim_coll_post(sim_comm_t *c, const core_coll_args_t *a,
                             sim_req_t *req);
+/* Group c is being destroyed: its gloo collectives no longer hold its
+ * workers, and the ones queued for a worker start now (requests outlive
+ * their group). */
+void sim_coll_gloo_detach(sim_world_t *w, sim_comm_t *c);
 void sim_inst_timeout(sim_world_t *w, sim_inst_t *inst);
 void sim_inst_free_all(sim_world_t *w);
 /* Member flags: 1 posted, 2 done, 4 posted with mismatching arguments. */
@@ -401,7 +405,8 @@ void sim_exec_deliver(sim_world_t *w, sim_exec_t *x, uint32_t rconn, int src,
  * member on `channel`, and its notice arrived: x's next send to it on
  * that channel may move (sim/exec.c). */
 void sim_exec_rtr(sim_world_t *w, sim_exec_t *x, int src, int channel);
-/* ProcessGroupGloo's worker threads (Options::threads, 2 by default):
+/* ProcessGroupGloo's worker threads (Options::threads: two per gloo
+ * device, and PyTorch gives a group one device unless told otherwise):
  * how many of a group's gloo collectives a rank runs at once. */
 #define SIM_GLOO_THREADS 2
 /* Algorithm "gloo": core/ schedules shaped like gloo's (sim/gloo_lower.c). */

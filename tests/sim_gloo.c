@@ -325,13 +325,46 @@ static int conc_prog(herd_comm_t *c, void *arg)
     return 0;
 }
 
-static void conc_run(conc_t *j)
+static void conc_run_prog(conc_t *j, herd_main_fn fn)
 {
     herd_sim_opts_t o;
     herd_init_t init = sim_init(&o, 2, 0);
     herd_run_info_t info;
-    ck_assert_int_eq(herd_run(&init, conc_prog, j, &info), HERD_OK);
+    ck_assert_int_eq(herd_run(&init, fn, j, &info), HERD_OK);
     herd_run_info_clear(&info);
+}
+
+static void conc_run(conc_t *j)
+{
+    conc_run_prog(j, conc_prog);
+}
+
+/* Three on a group destroyed while they run and wait for a worker: they
+ * outlive it, the queued one starting at once. */
+static int destroyed_prog(herd_comm_t *world, void *arg)
+{
+    conc_t *j = arg;
+    const int ranks[2] = {0, 1};
+    herd_comm_t *g = NULL;
+    ck_assert_int_eq(herd_new_group(world, ranks, 2, &g), HERD_OK);
+    herd_req_t *req[3] = {NULL, NULL, NULL};
+    float *buf = calloc(j->count[0], sizeof(float));
+    ck_assert_ptr_nonnull(buf);
+    herd_comm_set_algo(g, HERD_COLL_ALL_REDUCE, HERD_ALGO_GLOO);
+    uint64_t t0 = herd_now(world);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(herd_all_reduce(g, buf, buf, j->count[0], HERD_FLOAT32,
+                                         HERD_SUM, &req[i]),
+                         HERD_OK);
+    ck_assert_int_eq(herd_comm_destroy(g), HERD_OK);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(herd_req_wait(req[i]), HERD_OK);
+        if (herd_comm_rank(world) == 0)
+            j->end[i] = (double)(herd_now(world) - t0) * 1e-9;
+        herd_req_free(req[i]);
+    }
+    free(buf);
+    return 0;
 }
 
 /* Two all_reduces at once share the pair's connection segment by
@@ -366,6 +399,15 @@ START_TEST(two_workers)
                   "first two: %.2f, %.2f T", j.end[0] / t, j.end[1] / t);
     ck_assert_msg(j.end[2] > 2.95 * t && j.end[2] < 3.1 * t, "third: %.2f T",
                   j.end[2] / t);
+    /* the group gone, nothing holds the third back: the three run at
+     * once, each direction carrying their reduce-scatters (two 1 MiB
+     * segments each, T/4 apiece), then their all-gathers in the same
+     * order: they end at 2, 2.5 and 3 T (with the workers: 2, 2, 3) */
+    conc_t d = {.n = 3, .count = {1u << 20}};
+    conc_run_prog(&d, destroyed_prog);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(fabs(d.end[i] / t - (2.0 + 0.5 * i)) < 0.05,
+                      "destroyed group, op %d: %.2f T", i, d.end[i] / t);
 }
 END_TEST
 
