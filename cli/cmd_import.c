@@ -406,6 +406,21 @@ static void imp_cluster(FILE *f, const imp_job_t *j)
                "  inter: {bandwidth: 10Gbps, latency: 20us}\n");
 }
 
+/* A gloo job's collectives as ProcessGroupGloo runs them: gloo's own
+ * ring in 1 MiB segments, two collectives of a group at once. */
+static int imp_gloo(const imp_job_t *j)
+{
+    const char *be = j->ranks[0].backend;
+    return !strcmp(be, "gloo") || (!*be && !j->ranks[0].gpu);
+}
+
+static void imp_collectives(FILE *f, const imp_job_t *j)
+{
+    if (imp_gloo(j))
+        fprintf(f, "collectives:\n  algorithm: gloo   # the trace's backend "
+                   "(docs/network-model.md)\n");
+}
+
 static void imp_header(FILE *f, const imp_job_t *j)
 {
     const kineto_rank_t *r = &j->ranks[0];
@@ -436,6 +451,7 @@ static int imp_write_scenarios(const char *dir, const char *name,
             "name: %s-replay\n",
             name);
     imp_cluster(f, j);
+    imp_collectives(f, j);
     fprintf(f, "workload:\n  trace: trace.json\nseed: 1\n");
     fclose(f);
     if (!j->have_inf)
@@ -454,6 +470,7 @@ static int imp_write_scenarios(const char *dir, const char *name,
             "name: %s\n",
             name);
     imp_cluster(f, j);
+    imp_collectives(f, j);
     int bcast = j->inf.model.buffer_bytes > 0;
     fprintf(f, "workload:\n  ddp:\n    model: model.json\n");
     if (inf->cap_hi_mb < 0)
@@ -469,9 +486,7 @@ static int imp_write_scenarios(const char *dir, const char *name,
     if (inf->first_bucket_mb == 0)
         fprintf(f, "    first_bucket_mb: 0   # first bucket capped by "
                    "bucket_cap_mb too (PyTorch 2.x)\n");
-    const char *be = j->ranks[0].backend;
-    int gloo = !strcmp(be, "gloo") || (!*be && !j->ranks[0].gpu);
-    if (gloo && j->ranks[0].nworkers > 1)
+    if (imp_gloo(j) && j->ranks[0].nworkers > 1)
         fprintf(f, "    comm_streams: %zu   # gloo's worker threads seen\n",
                 j->ranks[0].nworkers);
     if (inf->find_unused)

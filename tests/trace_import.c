@@ -185,6 +185,12 @@ START_TEST(torch215_small_buckets)
     ck_assert_ptr_nonnull(strstr(sc, "bucket_cap_mb: 0.01"));
     ck_assert_ptr_nonnull(strstr(sc, "first_bucket_mb: 0"));
     ck_assert_ptr_nonnull(strstr(sc, "herd calibrate"));
+    /* a gloo job runs herd's model of gloo (sim/gloo_lower.c) */
+    ck_assert_ptr_nonnull(strstr(sc, "algorithm: gloo"));
+    free(sc);
+    snprintf(path, sizeof(path), "%s/replay.yaml", dir);
+    sc = tu_read_file(path);
+    ck_assert_ptr_nonnull(strstr(sc, "algorithm: gloo"));
     free(sc);
     snprintf(path, sizeof(path), "%s/model.json", dir);
     json_t *m = json_load_file(path, 0, NULL);
@@ -274,6 +280,7 @@ START_TEST(nccl_synthetic)
     char *sc = tu_read_file(path);
     ck_assert_ptr_nonnull(strstr(sc, "backend nccl, NCCL 2.21.5"));
     ck_assert_ptr_null(strstr(sc, "comm_streams"));
+    ck_assert_ptr_null(strstr(sc, "algorithm: gloo"));
     free(sc);
     /* rank 1 is slower: its compute is a per-rank variant */
     snprintf(path, sizeof(path), "%s/trace.json", dir);
