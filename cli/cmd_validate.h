@@ -113,10 +113,13 @@ void validate_rows_stats(const validate_row_t *const *rows, size_t n,
 /* Group the matched collective records of one workload (timed ops only:
  * label "warmup" is left out) into rows and append them. e2e gets the
  * predicted and measured end-to-end spans and step times (seconds; step
- * time 0 without "step" marks). */
+ * time 0 without "step" marks). from_step: each span starts at its
+ * timeline's first "step" mark (real PyTorch's timeline starts there: the
+ * DDP constructor's broadcasts before it are not in it). */
 herd_status_t validate_collect(const char *pred_json, const char *meas_dir,
-                               int world_size, validate_rows_t *rows,
-                               double e2e[4], char *err, size_t errlen);
+                               int world_size, int from_step,
+                               validate_rows_t *rows, double e2e[4], char *err,
+                               size_t errlen);
 
 /* Markdown report; returns the median and p95 of |err| over rows. */
 void validate_write_report(FILE *f, const char *scenario,

@@ -165,18 +165,29 @@ static herd_status_t group_pairs(const rec_key_t *pk, size_t np,
     return st;
 }
 
-static double span_s(const trace_timeline_t *tl)
+static int is_step_mark(const herd_tl_rec_t *r)
+{
+    return r->kind == HERD_TL_MARK && r->label && !strcmp(r->label, "step");
+}
+
+/* From the first record (from_step: the first "step" mark, when there is
+ * one) to the last end. */
+static double span_s(const trace_timeline_t *tl, int from_step)
 {
     size_t n = trace_timeline_count(tl);
     const herd_tl_rec_t *r = trace_timeline_recs(tl);
-    uint64_t lo = UINT64_MAX, hi = 0;
+    uint64_t lo = UINT64_MAX, lo_step = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
         if (r[i].start_ns < lo)
             lo = r[i].start_ns;
+        if (is_step_mark(&r[i]) && r[i].start_ns < lo_step)
+            lo_step = r[i].start_ns;
         if (r[i].end_ns > hi)
             hi = r[i].end_ns;
     }
-    return n ? (hi - lo) * 1e-9 : 0;
+    if (from_step && lo_step != UINT64_MAX)
+        lo = lo_step;
+    return n && hi > lo ? (hi - lo) * 1e-9 : 0;
 }
 
 /* Mean interval between a rank's "step" marks (DDP and replayed steps),
@@ -193,8 +204,7 @@ static double step_s(const trace_timeline_t *tl, int p)
         uint64_t t[3] = {0, 0, 0};
         int cnt = 0;
         for (size_t i = 0; i < n; i++)
-            if (r[i].rank == rank && r[i].kind == HERD_TL_MARK && r[i].label &&
-                !strcmp(r[i].label, "step")) {
+            if (r[i].rank == rank && is_step_mark(&r[i])) {
                 if (cnt == 1)
                     t[1] = r[i].start_ns;
                 if (cnt == 0)
@@ -244,8 +254,8 @@ static herd_status_t read_measured(const char *dir, int p,
 }
 
 herd_status_t validate_collect(const char *pred_json, const char *meas_dir,
-                               int p, validate_rows_t *rows, double e2e[4],
-                               char *err, size_t errlen)
+                               int p, int from_step, validate_rows_t *rows,
+                               double e2e[4], char *err, size_t errlen)
 {
     trace_timeline_t *pred = NULL, *meas = NULL;
     rec_key_t *pk = NULL, *mk = NULL;
@@ -260,8 +270,8 @@ herd_status_t validate_collect(const char *pred_json, const char *meas_dir,
         st = pk && mk ? group_pairs(pk, np, mk, nm, rows) : HERD_ERR_NO_MEMORY;
     }
     if (st == HERD_OK) {
-        e2e[0] = span_s(pred);
-        e2e[1] = span_s(meas);
+        e2e[0] = span_s(pred, from_step);
+        e2e[1] = span_s(meas, from_step);
         e2e[2] = step_s(pred, p);
         e2e[3] = step_s(meas, p);
     }

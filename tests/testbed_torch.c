@@ -104,6 +104,9 @@ START_TEST(torch_validate_reports)
     ck_assert_ptr_nonnull(md);
     ck_assert_ptr_nonnull(strstr(md, "measured by real PyTorch DDP (gloo)"));
     ck_assert_ptr_nonnull(strstr(md, "measured with PyTorch "));
+    /* PyTorch's timeline starts at the first step: both spans do */
+    ck_assert_ptr_nonnull(
+        strstr(md, "end to end (from the first step) predicted"));
     ck_assert_ptr_nonnull(strstr(md, "| bucket 0 |"));
     ck_assert_ptr_nonnull(strstr(md, "| bucket 1 |"));
     ck_assert_int_ge(check_rows(md, "all_reduce"), 2);
