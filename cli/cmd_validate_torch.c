@@ -70,6 +70,12 @@ int validate_torch_probe(const vopts_t *o, const trace_scenario_t *sc)
     }
     last_line(log, why, sizeof(why));
     printf("validate: --torch: %s (%s)\n", why, o->python);
+    herd_algo_t a = sc->algo[HERD_COLL_ALL_REDUCE];
+    if (a != HERD_ALGO_GLOO)
+        printf("validate: --torch: note: the prediction runs all_reduce as "
+               "algorithm %s; PyTorch's gloo backend runs gloo's own ring "
+               "(collectives: {algorithm: gloo})\n",
+               a == HERD_ALGO_AUTO ? "auto" : herd_algo_name(a));
     return 0;
 }
 

@@ -96,6 +96,8 @@ START_TEST(torch_validate_reports)
         fprintf(stderr, "%s\n", out);
     ck_assert_int_eq(rc, 0);
     ck_assert_ptr_nonnull(strstr(out, "--torch: torch "));
+    /* the scenario runs ring: the user hears that PyTorch runs gloo's */
+    ck_assert_ptr_nonnull(strstr(out, "PyTorch's gloo backend runs gloo's"));
     ck_assert_ptr_nonnull(strstr(out, "step time predicted"));
     ck_assert_ptr_nonnull(strstr(out, "median |error|"));
     free(out);
