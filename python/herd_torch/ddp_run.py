@@ -9,9 +9,14 @@ MASTER_ADDR, MASTER_PORT from the testbed; gloo over the host's eth0):
 JOB.json is written by herd (the scenario's DDP job: parameters, ready
 order, compute, DDP options, stragglers).  The model is ``synth.build``'s
 stack of parameters of exactly those shapes.  The gradients are reduced by
-a communication hook that does what DDP's default hook does (divide by the
-world size, all_reduce with SUM) and records, per bucket, when DDP launched
-it and when its all_reduce completed.  A one-gradient straggler is a hook
+a communication hook that does what DDP's built-in reduction does (an
+all_reduce with SUM) and records, per bucket, when DDP launched it and when
+its all_reduce completed.  It does not divide by the world size: DDP's
+built-in path folds that division into its copy of the gradients into the
+bucket, at no cost of its own, where a hook would make a pass over the
+bucket on the autograd thread (5.5 ms for 46.7 MB here) that a job
+without a hook does not; the job updates no weights, so sums do as well
+as means.  A one-gradient straggler is a hook
 on that parameter on that rank that computes for the delay, blocking the
 autograd thread as a slow layer (or a ``time.sleep`` in a hook) does.
 
@@ -41,7 +46,7 @@ def _now_ns():
 
 
 class BucketTimer:
-    """DDP communication hook: the default all_reduce, timed."""
+    """DDP communication hook: the built-in all_reduce, timed."""
 
     def __init__(self, world):
         self.world = world
@@ -51,7 +56,6 @@ class BucketTimer:
     def hook(self, _state, bucket):
         t0 = _now_ns()
         buf = bucket.buffer()
-        buf.div_(self.world)
         fut = dist.all_reduce(buf, async_op=True).get_future()
         idx, step = bucket.index(), self.step
         nbytes, dtype = buf.numel() * buf.element_size(), buf.dtype
