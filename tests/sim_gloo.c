@@ -12,6 +12,7 @@
  * one, charges fsdp.hook_s four times per unit and step, and
  * ProcessGroupGloo's copies around each all_gather (p + 2 shards) and
  * reduce_scatter (p + 1) at the model's copy rate. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -556,6 +557,25 @@ static double tl_dur(const char *tsv, const char *label)
     return v[10];
 }
 
+/* Rank `rank`'s records labelled `label`, and the duration (µs) of the
+ * last of them. */
+static int tl_count(const char *tsv, int rank, const char *label,
+                    double *last_us)
+{
+    char want[128];
+    snprintf(want, sizeof(want), "\t%s\t", label);
+    int n = 0;
+    for (const char *l = tsv; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+        const char *e = strchr(l, '\n');
+        const char *hit = strstr(l, want);
+        if (hit && (!e || hit < e) && atoi(l) == rank && isdigit(*l)) {
+            n++;
+            *last_us = tl_dur(l, label);
+        }
+    }
+    return n;
+}
+
 START_TEST(fsdp_gloo_copies)
 {
     char *dir = tu_tmpdir(), *out = NULL, args[2048];
@@ -572,6 +592,26 @@ START_TEST(fsdp_gloo_copies)
     double ag = tl_dur(tsv, "gloo copies u1");
     ck_assert_msg(fabs(ag - 4 * 3543936.0 * 4 / 750e9 * 1e6) < 0.01,
                   "all_gather copies %g us", ag);
+    /* FSDP divides the gradient by 2 (its predivide factor for 2 ranks)
+     * before the reduction, by 1 (nothing) after it: one pass over the
+     * unsharded gradient a step */
+    double last = 0;
+    ck_assert_int_eq(tl_count(tsv, 0, "grad divide u1", &last), 4);
+    ck_assert_msg(fabs(last - 2 * 3543936.0 * 4 / 750e9 * 1e6) < 0.01,
+                  "divide %g us", last);
+    free(tsv);
+    /* 4 ranks: by 2 before, by 2 after (on the 1,771,968-element shard) */
+    snprintf(args, sizeof(args),
+             "fsdp run %s --set cluster.nodes=4 --timeline %s/t4.tsv --quiet",
+             a, dir);
+    ck_assert_msg(tu_herd(args, &out) == 0, "%s", out);
+    free(out);
+    snprintf(args, sizeof(args), "%s/t4.tsv", dir);
+    tsv = tu_read_file(args);
+    ck_assert_ptr_nonnull(tsv);
+    ck_assert_int_eq(tl_count(tsv, 0, "grad divide u1", &last), 8);
+    ck_assert_msg(fabs(last - 1771968.0 * 4 / 750e9 * 1e6) < 0.01,
+                  "divide after %g us", last);
     free(tsv);
     free(a);
     free(dir);

@@ -60,6 +60,13 @@ static int no_shard(const fwalk_t *w)
     return w->job->cfg.strategy == FSDP_NO_SHARD;
 }
 
+/* The ranks a unit's gradient is reduced over (FSDP's world_size: its
+ * process group, the shard group but for NO_SHARD). */
+static uint64_t reduce_world(const fwalk_t *w)
+{
+    return (uint64_t)(no_shard(w) ? w->job->world : w->job->shard);
+}
+
 static uint64_t unsharded_bytes(const fwalk_t *w, size_t u)
 {
     return fsdp_job_shard_numel(w->job, &w->us->u[u]) *
@@ -94,6 +101,29 @@ static double gloo_copy_s(const fwalk_t *w, herd_coll_t coll, uint64_t shard,
     uint64_t p = (uint64_t)w->job->shard;
     uint64_t n = coll == HERD_COLL_ALL_GATHER ? p + 2 : p + 1;
     return bw > 0 ? (double)(n * shard * herd_dtype_size(dt)) / bw : 0;
+}
+
+/* FSDP's _get_gradient_predivide_factor for a reduction over `world`
+ * ranks: the gradient is divided by f before it and by world / f after
+ * it, each division a pass over the tensor (none for a factor of 1). */
+static uint64_t predivide_factor(uint64_t world)
+{
+    uint64_t f = 1;
+    while (world % f == 0 && world / f > f)
+        f *= 2;
+    return f;
+}
+
+/* One such division of `numel` gradient elements by `factor`. On gloo it
+ * runs on the autograd thread, at the model's copy rate (a read and a
+ * write, as a copy); on GPUs it is a kernel on FSDP's post-backward
+ * stream beside the compute, not charged. */
+static double divide_s(const fwalk_t *w, uint64_t numel, uint64_t factor)
+{
+    double bw = w->job->model.copy_bw;
+    if (!w->job->cfg.gloo || factor <= 1 || bw <= 0)
+        return 0;
+    return (double)(numel * herd_dtype_size(w->job->reduce_dtype)) / bw;
 }
 
 static void note_peak(fwalk_t *w)
@@ -272,10 +302,17 @@ static herd_status_t reduce_issue(fwalk_t *w, size_t u)
     const fsdp_job_t *j = w->job;
     size_t n = w->us->n;
     const fsdp_unit_t *un = &w->us->u[u];
+    uint64_t shard = fsdp_job_shard_numel(j, un);
+    herd_status_t pre = compute(
+        w,
+        divide_s(w, no_shard(w) ? un->numel : shard * (uint64_t)j->shard,
+                 predivide_factor(reduce_world(w))),
+        "grad divide", u);
+    if (pre != HERD_OK)
+        return pre;
     if (no_shard(w))
         return emit(w, HERD_COLL_ALL_REDUCE, un->numel, j->reduce_dtype, -1,
                     FSDP_STREAM_RS, n + u, "all_reduce", u);
-    uint64_t shard = fsdp_job_shard_numel(j, un);
     /* gloo's reduce_scatter_tensor is an all_reduce of the whole (padded)
      * gradient, then a copy of this rank's chunk */
     herd_status_t st =
@@ -309,12 +346,18 @@ static herd_status_t reduce(fwalk_t *w, size_t u)
     int hybrid = w->job->cfg.strategy == FSDP_HYBRID_SHARD &&
                  w->job->replicas > 1 && !no_shard(w);
     st = w->ops->wait(w->ctx, hybrid ? 2 * n + u : n + u);
+    uint64_t shard = fsdp_job_shard_numel(w->job, &w->us->u[u]);
     if (st == HERD_OK && !no_shard(w))
         st = compute(w,
-                     gloo_copy_s(w, HERD_COLL_REDUCE_SCATTER,
-                                 fsdp_job_shard_numel(w->job, &w->us->u[u]),
+                     gloo_copy_s(w, HERD_COLL_REDUCE_SCATTER, shard,
                                  w->job->reduce_dtype),
                      "gloo copies", u);
+    uint64_t world = reduce_world(w);
+    if (st == HERD_OK)
+        st = compute(w,
+                     divide_s(w, no_shard(w) ? w->us->u[u].numel : shard,
+                              world / predivide_factor(world)),
+                     "grad divide", u);
     return st;
 }
 
