@@ -76,37 +76,30 @@ static uint64_t seg_len(const gseg_t *g, uint64_t x, uint64_t *off)
                                       : g->seg;
 }
 
-/* The ops one loop iteration posts and what they must wait for: the
- * operations of the iterations two and three before (of the one and two
- * before for the all-gather's first, which follows the reduce-scatter's
- * two final waits), or, where an iteration posted nothing, what it
- * waited for. */
+/* What one loop iteration posted (receive, send; -1: nothing), and
+ * `last`: the latest iteration up to this one that posted anything. */
 typedef struct gops {
-    int64_t step[2]; /* receive, send; -1: none */
-    int64_t dep[4];
-    int ndep;
+    int64_t step[2];
+    int64_t last;
 } gops_t;
 
-static void gops_deps(gops_t *o, uint64_t q, uint64_t first_ag)
+/* Iteration q posts after waiting for everything posted up to iteration
+ * `upto` (q - 2; q - 1 for the all-gather's first, which follows the
+ * reduce-scatter's two final waits). The ops of the latest iteration k1
+ * that posted follow everything up to k1 - 2, and those of the one
+ * before it, k2, everything up to k2 - 2, so depending on both covers
+ * all up to `upto`: at most four steps, however many posted nothing. */
+static int gops_deps(const gops_t *o, int64_t upto, int64_t dep[4])
 {
-    uint64_t back[2] = {2, 3};
-    if (q == first_ag)
-        back[0] = 1, back[1] = 2;
-    gops_t *me = &o[q];
-    me->ndep = 0;
-    for (int b = 0; b < 2; b++) {
-        if (q < back[b])
-            continue;
-        const gops_t *k = &o[q - back[b]];
-        int any = 0;
+    int n = 0;
+    int64_t k = upto >= 0 ? o[upto].last : -1;
+    for (int b = 0; b < 2 && k >= 0; b++) {
         for (int j = 0; j < 2; j++)
-            if (k->step[j] >= 0 && me->ndep < 4) {
-                me->dep[me->ndep++] = k->step[j];
-                any = 1;
-            }
-        for (int j = 0; !any && j < k->ndep && me->ndep < 4; j++)
-            me->dep[me->ndep++] = k->dep[j];
+            if (o[k].step[j] >= 0)
+                dep[n++] = o[k].step[j];
+        k = k > 0 ? o[k - 1].last : -1;
     }
+    return n;
 }
 
 /* gloo's ring all_reduce: rank r receives from r + 1 and sends to r - 1.
@@ -141,21 +134,24 @@ static herd_status_t lower_ar(const core_sched_desc_t *d, core_sched_t *out)
         uint64_t sx = (ag ? (uint64_t)r : up) * g.per + i;
         uint64_t rx = (ag ? up : up + 1) * g.per + i;
         uint64_t sl = seg_len(&g, sx, &so), rl = seg_len(&g, rx, &ro);
-        gops_deps(o, q, m);
-        o[q].step[0] = o[q].step[1] = -1;
+        int64_t dep[4];
+        int nd = gops_deps(o, (int64_t)q - (q == m ? 1 : 2), dep);
+        int64_t rv = -1, sd = -1;
         if (rl)
-            o[q].step[0] = core_sched_add(
-                out, ag ? CORE_STEP_RECV : CORE_STEP_RECV_REDUCE, (int)up, 0,
-                ag ? CORE_BUF_NONE : CORE_BUF_IN, ag ? 0 : ro, CORE_BUF_OUT, ro,
-                rl, o[q].dep, o[q].ndep);
-        if (sl && o[q].step[0] >= -1)
-            o[q].step[1] =
-                core_sched_add(out, CORE_STEP_SEND, (r + p - 1) % p, 0,
-                               !ag && i < g.per ? CORE_BUF_IN : CORE_BUF_OUT,
-                               so, CORE_BUF_NONE, 0, sl, o[q].dep, o[q].ndep);
-        for (int j = 0; j < 2; j++)
-            if (o[q].step[j] < -1)
-                st = (herd_status_t)o[q].step[j];
+            rv =
+                core_sched_add(out, ag ? CORE_STEP_RECV : CORE_STEP_RECV_REDUCE,
+                               (int)up, 0, ag ? CORE_BUF_NONE : CORE_BUF_IN,
+                               ag ? 0 : ro, CORE_BUF_OUT, ro, rl, dep, nd);
+        if (sl && rv >= -1)
+            sd = core_sched_add(out, CORE_STEP_SEND, (r + p - 1) % p, 0,
+                                !ag && i < g.per ? CORE_BUF_IN : CORE_BUF_OUT,
+                                so, CORE_BUF_NONE, 0, sl, dep, nd);
+        if (rv < -1 || sd < -1) /* core_sched_add's negative status */
+            st = (herd_status_t)(rv < -1 ? rv : sd);
+        o[q] = (gops_t){{rv, sd},
+                        rv >= 0 || sd >= 0 ? (int64_t)q
+                        : q > 0            ? o[q - 1].last
+                                           : -1};
     }
     free(o);
     if (st != HERD_OK)

@@ -292,6 +292,47 @@ START_TEST(all_reduce_segments)
 }
 END_TEST
 
+/* gloo's loop waits, before it posts, for everything it posted two
+ * iterations before and earlier: every step has as ancestors all the
+ * steps emitted before it but the previous iteration's two and its own
+ * iteration's receive, whatever segments are empty. */
+START_TEST(all_reduce_program_order)
+{
+    const uint64_t counts[] = {1, 7, 13, 117};
+    for (int p = 2; p <= 5; p++)
+        for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
+            for (int r = 0; r < p; r++) {
+                core_sched_desc_t d = {.coll = HERD_COLL_ALL_REDUCE,
+                                       .algo = HERD_ALGO_GLOO,
+                                       .nranks = p,
+                                       .rank = r,
+                                       .count = counts[k],
+                                       .elem_size = 4,
+                                       .channels = 1};
+                core_sched_t s;
+                memset(&s, 0, sizeof(s));
+                ck_assert_int_eq(sim_gloo_lower(&d, &s), HERD_OK);
+                uint32_t n = s.nsteps;
+                ck_assert_uint_le(n, 64);
+                uint64_t anc[64] = {0};
+                for (uint32_t j = 0; j < n; j++) {
+                    const core_step_t *st = &s.steps[j];
+                    for (uint32_t e = 0; e < st->ndeps; e++) {
+                        uint32_t a = s.deps[st->dep_off + e];
+                        anc[j] |= anc[a] | (1ull << a);
+                    }
+                    int missing = (int)j - __builtin_popcountll(anc[j]);
+                    ck_assert_msg(missing <= 3,
+                                  "p=%d n=%llu rank %d step %u: %d earlier "
+                                  "steps not waited for",
+                                  p, (unsigned long long)counts[k], r, j,
+                                  missing);
+                }
+                core_sched_fini(&s);
+            }
+}
+END_TEST
+
 /* Collectives posted at once, each rank waiting for them in `order`;
  * end[i]: when op i was done, from the posts. */
 typedef struct conc {
@@ -630,6 +671,7 @@ int main(void)
     tcase_add_test(tc, all_reduce_late_rank);
     tcase_add_test(tc, three_ranks_no_wait);
     tcase_add_test(tc, all_reduce_segments);
+    tcase_add_test(tc, all_reduce_program_order);
     tcase_add_test(tc, concurrent_take_turns);
     tcase_add_test(tc, two_workers);
     tcase_add_test(tc, missing_rank_hangs);
