@@ -336,8 +336,10 @@ static herd_status_t make_exec(sim_world_t *w, sim_comm_t *c, sim_inst_t *inst,
 }
 
 /* Member c->base.rank's executor made and started (the caller counts
- * its post); its first steps run now, or (drain 0, from inside an event)
- * when the event loop next drains its work list. */
+ * its post); its first steps run now, or with drain 0 when the caller's
+ * loop drains the work list: a member ends (and gloo_next starts the
+ * next) only while a step completes, and every place a step completes
+ * is drained after (a step's event, a network instant, a start). */
 static herd_status_t start_member(sim_world_t *w, sim_comm_t *c,
                                   sim_inst_t *inst, const core_coll_args_t *a,
                                   sim_req_t *req, int drain)

@@ -310,8 +310,6 @@ static void run_loop(sim_world_t *w)
         if (sim_event(w))
             break; /* past the memory budget */
         handle_event(w, &ev);
-        sim_world_drain(w); /* work an event left (a gloo collective
-                               started when another ended, sim/coll.c) */
     }
 }
 
