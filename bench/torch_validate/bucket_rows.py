@@ -4,6 +4,7 @@ predicted and measured, and per (rank, bucket) the median launch-to-end
 time of its all_reduce over the steps after the first, predicted and
 measured; per cell the median |error| of those rows, over all cells the
 median, p95 and maximum."""
+
 import glob
 import json
 import os
@@ -11,56 +12,94 @@ import re
 import statistics
 import sys
 
-SRC=sys.argv[1]
-def pred(path):
-    rows={}
-    for l in open(path):
-        if l.startswith('#') or l.startswith('rank'): continue
-        f=l.rstrip('\n').split('\t')
-        if len(f)<13: continue
-        rank,kind,name,dur,label=f[0],f[4],f[5],float(f[10]),f[11]
-        if kind=='coll' and name=='all_reduce':
-            rows.setdefault((int(rank),label),[]).append(dur/1e3)
+RATES = ("50Mbit", "200Mbit", "800Mbit")
+VARIANTS = ("plain", "straggler")
+CAPS = ("b1", "b5", "b25", "b100")
+STEP = re.compile(r"step time predicted ([\d.]+) s, measured ([\d.]+) s")
+
+
+def predicted(tsv):
+    """(rank, label) -> all_reduce durations (ms) of herd's timeline."""
+    rows = {}
+    with open(tsv) as f:
+        for line in f:
+            c = line.rstrip("\n").split("\t")
+            if len(c) < 13 or c[4] != "coll" or c[5] != "all_reduce":
+                continue
+            rows.setdefault((int(c[0]), c[11]), []).append(float(c[10]) / 1e3)
     return rows
-def meas(d):
-    rows={}
-    for f in sorted(glob.glob(d+'/timeline-rank*.json')):
-        r=int(f.split('rank')[-1].split('.')[0])
-        for e in json.load(open(f))['traceEvents']:
-            if e.get('ph')=='X' and e.get('name')=='all_reduce':
-                rows.setdefault((r,e['args'].get('label','')),[]).append(e['dur']/1e3)
+
+
+def measured(dirname):
+    """(rank, label) -> all_reduce durations (ms) of PyTorch's timelines."""
+    rows = {}
+    for path in sorted(glob.glob(dirname + "/timeline-rank*.json")):
+        rank = int(path.split("rank")[-1].split(".")[0])
+        with open(path) as f:
+            for e in json.load(f)["traceEvents"]:
+                if e.get("ph") == "X" and e.get("name") == "all_reduce":
+                    key = (rank, e["args"].get("label", ""))
+                    rows.setdefault(key, []).append(e["dur"] / 1e3)
     return rows
-def steps(path):
-    # step from log line
-    for l in open(path):
-        if l.startswith('steps (from'):
-            v=[float(x) for x in l.split(':')[1].split('ms')[0].split()]
-            return v
-out=sys.argv[2]
-allb=[];alls=[]
-for rate in ['50Mbit','200Mbit','800Mbit']:
-  for var in ['plain','straggler']:
-    for b in ['b1','b5','b25','b100']:
-      o=f'{out}/{rate}/{var}/{b}'
-      if not os.path.exists(o+'/predicted/timeline.tsv'): continue
-      P=pred(o+'/predicted/timeline.tsv'); M=meas(f'{SRC}/{rate}/{var}/{b}/ddp/measured')
-      errs=[]
-      desc=[]
-      for k in sorted(P):
-        if k not in M: continue
-        p=P[k][1:]; m=M[k][1:]   # skip iteration 0
-        n=min(len(p),len(m))
-        if n==0: continue
-        # size-specific: compare medians over steady ops
-        pm=statistics.median(p[:n]); mm=statistics.median(m[:n])
-        e=(pm-mm)/mm*100; errs.append(abs(e))
-        if k[0]==0: desc.append(f'{k[1]}:{pm:.0f}/{mm:.0f}({e:+.1f}%)')
-      st=steps(o+'/log'); 
-      rep=open(f'{SRC}/{rate}/{var}/{b}/report.md').read()
-      m_=re.search(r'step time predicted ([\d.]+) s, measured ([\d.]+) s',rep)
-      ms=float(m_.group(2))*1e3
-      ps=statistics.mean(st[1:])
-      se=(ps-ms)/ms*100
-      alls.append(abs(se)); allb+=errs
-      print(f'{rate:8} {var:9} {b:5} step {ps:8.1f}/{ms:8.1f} {se:+5.1f}%  buckets med {statistics.median(errs) if errs else 0:5.1f}%  '+' '.join(desc))
-print(f'steps: median {statistics.median(alls):.2f}% max {max(alls):.2f}%; bucket rows: median {statistics.median(allb):.1f}% p95 {sorted(allb)[int(0.95*len(allb))]:.1f}% max {max(allb):.1f}%')
+
+
+def steady_step_ms(log):
+    """Mean of the replay's steps after the first (its log's line)."""
+    with open(log) as f:
+        for line in f:
+            if line.startswith("steps (from"):
+                v = [float(x) for x in line.split(":")[1].split("ms")[0].split()]
+                return statistics.mean(v[1:])
+    return float("nan")
+
+
+def bucket_errors(pred, meas):
+    """|error| per (rank, bucket), and rank 0's rows for the listing."""
+    errs, shown = [], []
+    for key in sorted(pred):
+        p, m = pred[key][1:], meas.get(key, [])[1:]  # not iteration 0
+        n = min(len(p), len(m))
+        if n == 0:
+            continue
+        pm, mm = statistics.median(p[:n]), statistics.median(m[:n])
+        e = (pm - mm) / mm * 100
+        errs.append(abs(e))
+        if key[0] == 0:
+            shown.append("%s:%.0f/%.0f(%+.1f%%)" % (key[1], pm, mm, e))
+    return errs, shown
+
+
+def main():
+    src, out = sys.argv[1], sys.argv[2]
+    all_steps, all_buckets = [], []
+    for rate in RATES:
+        for var in VARIANTS:
+            for cap in CAPS:
+                o = os.path.join(out, rate, var, cap)
+                cell = os.path.join(src, rate, var, cap)
+                tsv = os.path.join(o, "predicted", "timeline.tsv")
+                if not os.path.exists(tsv):
+                    continue
+                errs, shown = bucket_errors(
+                    predicted(tsv), measured(cell + "/ddp/measured"))
+                with open(cell + "/report.md") as f:
+                    ms = float(STEP.search(f.read()).group(2)) * 1e3
+                ps = steady_step_ms(os.path.join(o, "log"))
+                se = (ps - ms) / ms * 100
+                all_steps.append(abs(se))
+                all_buckets += errs
+                print("%-8s %-9s %-5s step %8.1f/%8.1f %+5.1f%%  buckets med "
+                      "%5.1f%%  %s" % (rate, var, cap, ps, ms, se,
+                                       statistics.median(errs) if errs else 0,
+                                       " ".join(shown)))
+    if not all_steps:
+        sys.exit("no cell of %s predicted in %s" % (src, out))
+    b = sorted(all_buckets)
+    print("steps: median %.2f%% max %.2f%%; bucket rows: median %.1f%% "
+          "p95 %.1f%% max %.1f%%" % (
+              statistics.median(all_steps), max(all_steps),
+              statistics.median(b), b[int(0.95 * len(b))], b[-1]))
+
+
+if __name__ == "__main__":
+    main()
