@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "core/reduce.h"
+#include "core/stats.h"
 
 typedef struct bench_opts {
     size_t bytes; /* per buffer */
@@ -35,12 +36,6 @@ static double now_s(int cpu_clock)
     struct timespec ts;
     clock_gettime(cpu_clock ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
 }
 
 /* One call of the measured operation. dtype == HERD_DTYPE_COUNT: memcpy
@@ -84,8 +79,7 @@ static double measure(const bench_bufs_t *m, const bench_opts_t *o,
         gbps[r] =
             (double)o->bytes * (double)iters / (now_s(o->cpu_clock) - t0) / 1e9;
     }
-    qsort(gbps, (size_t)o->runs, sizeof gbps[0], cmp_double);
-    return gbps[o->runs / 2];
+    return core_median_upper(gbps, (size_t)o->runs);
 }
 
 /* Finite values of moderate size, so no NaN, overflow or subnormal takes

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli_uncertainty.h"
+#include "core/stats.h"
 
 #define UNC_MAX_POINTS 10000000
 #define UNC_LINE 4096
@@ -85,12 +86,6 @@ static int field_num(const char *line, int col, double *v, size_t *at)
         (*end && *end != '\t' && *end != '\r' && *end != '\n'))
         return -1;
     return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Reads the points; the caller frees *errs. */
@@ -179,11 +174,8 @@ int cli_uncertainty_load(const char *path, cli_uncertainty_t *out, char *err,
     int rc = read_points(f, table, &e, &n, err, len);
     fclose(f);
     if (rc == 0) {
-        qsort(e, n, sizeof(double), cmp_double);
-        cli_uncertainty_t u = {.n = n,
-                               .median = n % 2 ? e[n / 2]
-                                               : (e[n / 2 - 1] + e[n / 2]) / 2,
-                               .p95 = e[(size_t)ceil(0.95 * (double)n) - 1]};
+        cli_uncertainty_t u = {.n = n, .median = core_median(e, n)};
+        u.p95 = core_quantile_sorted(e, n, 0.95);
         snprintf(u.path, sizeof(u.path), "%s", table);
         *out = u;
     }

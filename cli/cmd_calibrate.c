@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/stats.h"
 
 #define CAL_MAX_SIZES 20
 #define CAL_HOST_LEN 64
@@ -50,12 +51,6 @@ typedef struct cal_args {
     int status;
 } cal_args_t;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Median one-way time of `iters` round trips of `bytes` between rank 0
  * and `peer`; other ranks return 0 at once. */
 static double pingpong(herd_comm_t *w, int peer, char *buf, uint64_t bytes,
@@ -78,8 +73,7 @@ static double pingpong(herd_comm_t *w, int peer, char *buf, uint64_t bytes,
         if (i > 0) /* the first round trip also opens the connection */
             t[i - 1] = (herd_now(w) - t0) * 1e-9 / 2;
     }
-    qsort(t, (size_t)iters, sizeof(double), cmp_double);
-    return t[iters / 2];
+    return core_median_upper(t, (size_t)iters);
 }
 
 /* A token bucket below this is not reported: noise in the intercept of
@@ -116,10 +110,7 @@ static void fit(cal_fit_t *f)
     }
     double den = nb * sxx - sx * sx;
     double slope = den > 0 ? (nb * sxy - sx * sy) / den : 0;
-    qsort(small, (size_t)na, sizeof(double), cmp_double);
-    f->alpha = na == 0       ? 0
-               : na % 2 == 1 ? small[na / 2]
-                             : (small[na / 2 - 1] + small[na / 2]) / 2;
+    f->alpha = core_median(small, (size_t)na);
     f->beta = slope > 0 ? 1.0 / slope : INFINITY;
     double cross = nb ? (sy - slope * sx) / nb : f->alpha;
     f->burst = 0;
@@ -192,8 +183,7 @@ static double ring_time(herd_comm_t *w, char *buf, uint64_t count, int iters)
         herd_all_reduce(w, buf, buf, count, HERD_FLOAT32, HERD_SUM, NULL);
         t[i] = (herd_now(w) - t0) * 1e-9;
     }
-    qsort(t, (size_t)iters, sizeof(double), cmp_double);
-    return t[iters / 2];
+    return core_median_upper(t, (size_t)iters);
 }
 
 /* A ring all_reduce sweep (max/64 .. max): the bandwidth collectives see
@@ -263,14 +253,6 @@ static void *comm_thread(void *arg)
     return NULL;
 }
 
-static int cmp_double(const void *a, const void *b);
-
-static double median3(double *t)
-{
-    qsort(t, 3, sizeof(double), cmp_double);
-    return t[1];
-}
-
 /* --comm-cpu: the same work alone and beside all_reduces of the largest
  * ring size, enough of them to outlast the work by half; every rank
  * measures its own ratio, rank 0 reports the mean. */
@@ -290,7 +272,7 @@ static void comm_cpu(herd_comm_t *w, cal_args_t *a, char *buf)
         herd_barrier(w, NULL);
         t[i] = work(v, passes);
     }
-    double alone = median3(t);
+    double alone = core_median(t, 3);
     double ar = a->nring ? a->ring_secs[a->nring - 1] : 0.05;
     uint64_t count =
         a->nring ? (uint64_t)a->ring_bytes[a->nring - 1] / 4 : 1024;
@@ -307,7 +289,7 @@ static void comm_cpu(herd_comm_t *w, cal_args_t *a, char *buf)
         else
             comm_thread(&j);
     }
-    double beside = median3(t);
+    double beside = core_median(t, 3);
     double r[3] = {alone, beside, beside / alone - 1};
     herd_all_reduce(w, r, r, 3, HERD_FLOAT64, HERD_SUM, NULL);
     a->work_alone = r[0] / p;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/stats.h"
 #include "trace/nccltests.h"
 
 #define CP_SNIFF_BYTES (1u << 20)
@@ -51,12 +52,6 @@ static int cp_same_row(const trace_ncclt_table_t *ta,
         herd_op_parse(b->redop, &ob) == HERD_OK && oa != ob)
         return 0;
     return 1;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
 }
 
 static const char *cp_coll(const trace_ncclt_table_t *t)
@@ -136,12 +131,11 @@ int cli_compare_perf(const char *pred_path, const char *meas_path, int in_place)
         double abs_e[4096];
         for (size_t i = 0; i < n; i++)
             abs_e[i] = fabs(errs[i]);
-        qsort(abs_e, n, sizeof(double), cmp_double);
-        qsort(errs, n, sizeof(double), cmp_double);
+        double abs_med = core_median_upper(abs_e, n);
+        double med = core_median_upper(errs, n);
         printf("summary: %zu size(s) matched, median |error| %.1f%%, max "
                "%.1f%% (at %.0f B), median signed error %+.1f%%\n",
-               n, abs_e[n / 2] * 100, abs_e[n - 1] * 100, worst_size,
-               errs[n / 2] * 100);
+               n, abs_med * 100, abs_e[n - 1] * 100, worst_size, med * 100);
     }
     trace_ncclt_free(&pred);
     trace_ncclt_free(&meas);

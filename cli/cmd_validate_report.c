@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cmd_validate.h"
+#include "core/stats.h"
 #include "trace/timeline.h"
 
 typedef struct rec_key {
@@ -26,12 +27,6 @@ static int cmp_key(const void *a, const void *b)
     if (x->group != y->group)
         return x->group < y->group ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Timed collectives of a timeline, sorted by (rank, group, seq). */
@@ -101,10 +96,8 @@ void validate_rows_stats(const validate_row_t *const *rows, size_t n,
             errs[k++] = fabs(rows[i]->err);
     double med = 0, p = 0, mx = 0;
     if (errs && k) {
-        qsort(errs, k, sizeof(double), cmp_double);
-        med = k % 2 ? errs[k / 2] : (errs[k / 2 - 1] + errs[k / 2]) / 2;
-        size_t i95 = (size_t)ceil(0.95 * (double)k);
-        p = errs[i95 > 0 ? i95 - 1 : 0];
+        med = core_median(errs, k);
+        p = core_quantile_sorted(errs, k, 0.95);
         mx = errs[k - 1];
     }
     free(errs);
@@ -147,15 +140,13 @@ static herd_status_t group_pairs(const rec_key_t *pk, size_t np,
         for (size_t i = 0; i < npairs; i++)
             if (row_of[i] == (int)r)
                 tmp[k++] = pp[i];
-        qsort(tmp, k, sizeof(double), cmp_double);
-        w->pred_us = k ? tmp[k / 2] : 0;
+        w->pred_us = core_median_upper(tmp, k);
         w->n = k;
         k = 0;
         for (size_t i = 0; i < npairs; i++)
             if (row_of[i] == (int)r)
                 tmp[k++] = mm[i];
-        qsort(tmp, k, sizeof(double), cmp_double);
-        w->meas_us = k ? tmp[k / 2] : 0;
+        w->meas_us = core_median_upper(tmp, k);
         w->err = w->meas_us > 0 ? (w->pred_us - w->meas_us) / w->meas_us : 0;
     }
     free(tmp);
@@ -217,11 +208,7 @@ static double step_s(const trace_timeline_t *tl, int p)
         else if (cnt == 2)
             per[k++] = (t[2] - t[0]) * 1e-9;
     }
-    double med = 0;
-    if (per && k) {
-        qsort(per, (size_t)k, sizeof(double), cmp_double);
-        med = per[k / 2];
-    }
+    double med = per ? core_median_upper(per, (size_t)k) : 0;
     free(per);
     return med;
 }

@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_ddp.h"
 #include "cli/cmd_validate.h"
+#include "core/stats.h"
 #include "trace/timeline.h"
 
 /* Where python/herd_torch is: HERD_PYTHON_DIR, else beside plots/. */
@@ -351,12 +352,6 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Step start marks of `rank`, sorted; malloc'd. */
 static uint64_t *step_marks(const trace_timeline_t *tl, int rank, size_t *n)
 {
@@ -431,8 +426,8 @@ herd_status_t validate_torch_step_rows(const char *pred_json,
             pd[r] = (pm[r][pi] - pm[r][pi - 1]) / 1e3;
             md[r] = (mm[r][mi] - mm[r][mi - 1]) / 1e3;
         }
-        qsort(pd, (size_t)world, sizeof(*pd), cmp_dbl);
-        qsort(md, (size_t)world, sizeof(*md), cmp_dbl);
+        qsort(pd, (size_t)world, sizeof(*pd), core_cmp_double);
+        qsort(md, (size_t)world, sizeof(*md), core_cmp_double);
         validate_row_t w;
         memset(&w, 0, sizeof(w));
         snprintf(w.name, sizeof(w.name), "step");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/stats.h"
 #include "trace/compare.h"
 
 typedef struct cmp_key {
@@ -64,19 +65,6 @@ static herd_status_t cmp_keys(const trace_timeline_t *tl, cmp_key_t **out,
     return HERD_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Quantile q of n sorted values (nearest rank). */
-static double cmp_quantile(const double *v, size_t n, double q)
-{
-    size_t i = (size_t)ceil(q * (double)n);
-    return v[i ? i - 1 : 0];
-}
-
 typedef struct cmp_pair {
     int kind;
     double pred_us, meas_us;
@@ -128,11 +116,11 @@ static void cmp_stats(const cmp_pair_t *pairs, size_t n, trace_cmp_t *c,
         out->n = k;
         if (!k)
             continue;
-        qsort(abs_err, k, sizeof(double), cmp_double);
-        qsort(sgn_err, k, sizeof(double), cmp_double);
-        out->median = cmp_quantile(abs_err, k, 0.5);
-        out->p95 = cmp_quantile(abs_err, k, 0.95);
-        out->bias = cmp_quantile(sgn_err, k, 0.5);
+        qsort(abs_err, k, sizeof(double), core_cmp_double);
+        qsort(sgn_err, k, sizeof(double), core_cmp_double);
+        out->median = core_quantile_sorted(abs_err, k, 0.5);
+        out->p95 = core_quantile_sorted(abs_err, k, 0.95);
+        out->bias = core_quantile_sorted(sgn_err, k, 0.5);
     }
 }
 

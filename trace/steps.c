@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/sched.h"
+#include "core/stats.h"
 #include "trace/steps.h"
 
 #define STEPS_LINE_MAX 1024
@@ -246,18 +247,6 @@ static int cmp_row(const void *a, const void *b)
     return x->step < y->step ? -1 : x->step > y->step;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof(*v), cmp_dbl);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static double since(uint64_t t, uint64_t t0)
 {
     return (double)t - (double)t0;
@@ -326,7 +315,7 @@ static void row_of(const pair_t *run, size_t n, double *scratch,
     for (int k = 0; k < 4; k++) {
         for (size_t i = 0; i < n; i++)
             scratch[i] = run[i].v[k];
-        *out[k] = median(scratch, n);
+        *out[k] = core_median(scratch, n);
     }
 }
 

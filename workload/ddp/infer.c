@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/stats.h"
 #include "workload/ddp/bucket.h"
 
 static void note(ddp_infer_t *inf, const char *fmt, ...)
@@ -195,21 +196,6 @@ static uint64_t forward_buffer_bytes(const kineto_step_t *s, int *known)
     return b;
 }
 
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (sorts v). */
-static double median(double *v, size_t n)
-{
-    if (!n)
-        return 0;
-    qsort(v, n, sizeof(double), dbl_cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Step quantities: medians over the usable steps of every traced rank
  * (a warm-up step or a stall does not shift them). Per-parameter times
  * are medians too, scaled so that they add up to the median backward. */
@@ -251,12 +237,12 @@ static void measure(const kineto_steps_t *steps, size_t nranks, size_t g,
             n++;
         }
     inf->nsteps = n;
-    m->fwd_s = median(fwd, n) * 1e-9;
-    m->opt_s = median(opt, n) * 1e-9;
-    double sum = 0, want = median(tot, n);
+    m->fwd_s = core_median(fwd, n) * 1e-9;
+    m->opt_s = core_median(opt, n) * 1e-9;
+    double sum = 0, want = core_median(tot, n);
     for (size_t p = 0; p < g; p++) {
         memcpy(col, &gap[p * (most + 1)], n * sizeof(double));
-        double t = median(col, n);
+        double t = core_median(col, n);
         m->params[m->ready_order[p]].bwd_s = t;
         sum += t;
     }
