@@ -6,7 +6,9 @@
  * --comm-cpu it also measures what communication costs compute on this
  * CPU backend (cluster.comm_cpu_slowdown): a fixed amount of work alone,
  * then beside all_reduces that a second thread runs, as gloo's threads
- * and the kernel's TCP stack run beside a training process's compute.
+ * and the kernel's TCP stack run beside a training process's compute;
+ * and the other way round, what the work costs those all_reduces against
+ * the same all_reduce alone (cluster.compute_comm_slowdown).
  *
  * It is a herd program: run it under `herd launch` or `herd testbed run`
  * (every rank runs it; rank 0 reports). */
@@ -45,9 +47,11 @@ typedef struct cal_args {
     double beta_duplex; /* bandwidth the ring saw, sending and receiving */
     int nring;
     double ring_bytes[CAL_MAX_SIZES], ring_secs[CAL_MAX_SIZES];
-    int comm_cpu;                   /* --comm-cpu: measure the slowdown */
+    int comm_cpu;                   /* --comm-cpu: measure the slowdowns */
     double work_alone, work_beside; /* medians over ranks, seconds */
     double slowdown;                /* mean over ranks of beside/alone - 1 */
+    double ar_alone, ar_beside;     /* the all_reduce alone / beside work */
+    double net_slowdown;            /* mean over ranks of those - 1 */
     int status;
 } cal_args_t;
 
@@ -240,6 +244,7 @@ typedef struct cal_comm_job {
     char *buf;
     uint64_t count;
     long n;
+    double *end; /* wall_s() at the end of each all_reduce */
 } cal_comm_job_t;
 
 /* The comm thread: n blocking all_reduces (the main thread makes no herd
@@ -247,10 +252,26 @@ typedef struct cal_comm_job {
 static void *comm_thread(void *arg)
 {
     cal_comm_job_t *j = arg;
-    for (long i = 0; i < j->n; i++)
+    for (long i = 0; i < j->n; i++) {
         herd_all_reduce(j->w, j->buf, j->buf, j->count, HERD_FLOAT32, HERD_SUM,
                         NULL);
+        j->end[i] = wall_s();
+    }
     return NULL;
+}
+
+/* The all_reduces of job j that ran wholly beside the work (started at
+ * t0, ended at t1): their median time, or 0 when none did. The first one
+ * starts with the work; each later one where the previous one ended. */
+static double beside_work(const cal_comm_job_t *j, double t0, double t1)
+{
+    double *d = calloc((size_t)j->n + 1, sizeof(double));
+    size_t k = 0;
+    for (long i = 0; d && i < j->n && j->end[i] <= t1; i++)
+        d[k++] = j->end[i] - (i ? j->end[i - 1] : t0);
+    double m = d ? core_median(d, k) : 0;
+    free(d);
+    return m;
 }
 
 /* --comm-cpu: the same work alone and beside all_reduces of the largest
@@ -278,23 +299,33 @@ static void comm_cpu(herd_comm_t *w, cal_args_t *a, char *buf)
         a->nring ? (uint64_t)a->ring_bytes[a->nring - 1] / 4 : 1024;
     int64_t n = (int64_t)ceil(1.5 * alone / (ar > 0 ? ar : 0.05)) + 1;
     herd_broadcast(w, &n, 1, HERD_INT64, 0, NULL);
-    for (int i = 0; i < 3; i++) {
-        cal_comm_job_t j = {w, buf, count / (uint64_t)p * (uint64_t)p, n};
+    double *end = calloc((size_t)n, sizeof(double)), c[3] = {0, 0, 0};
+    for (int i = 0; end && i < 3; i++) {
+        cal_comm_job_t j = {w, buf, count / (uint64_t)p * (uint64_t)p, n, end};
         pthread_t th;
         herd_barrier(w, NULL);
+        double t0 = wall_s();
         int started = pthread_create(&th, NULL, comm_thread, &j) == 0;
         t[i] = work(v, passes);
         if (started)
             pthread_join(th, NULL);
         else
             comm_thread(&j);
+        c[i] = beside_work(&j, t0, t0 + t[i]);
     }
-    double beside = core_median(t, 3);
-    double r[3] = {alone, beside, beside / alone - 1};
-    herd_all_reduce(w, r, r, 3, HERD_FLOAT64, HERD_SUM, NULL);
+    double beside = core_median(t, 3), ar_beside = core_median(c, 3);
+    /* what communication costs compute, and what compute costs
+     * communication (cluster.comm_cpu_slowdown, compute_comm_slowdown) */
+    double r[5] = {alone, beside, beside / alone - 1, ar_beside,
+                   ar > 0 && ar_beside > 0 ? ar_beside / ar - 1 : 0};
+    herd_all_reduce(w, r, r, 5, HERD_FLOAT64, HERD_SUM, NULL);
     a->work_alone = r[0] / p;
     a->work_beside = r[1] / p;
     a->slowdown = r[2] / p > 0 ? r[2] / p : 0;
+    a->ar_alone = ar;
+    a->ar_beside = r[3] / p;
+    a->net_slowdown = r[4] / p > 0 ? r[4] / p : 0;
+    free(end);
     free(v);
 }
 
@@ -414,7 +445,13 @@ static void report(const cal_args_t *a, FILE *out, FILE *log, int p)
                 "# comm cpu: %.1f ms of work alone, %.1f ms beside ring "
                 "all_reduces (mean over ranks): slowdown %.3f\n",
                 a->work_alone * 1e3, a->work_beside * 1e3, a->slowdown);
+        fprintf(log,
+                "# comm cpu: the all_reduce of %.0f B %.2f ms alone, %.2f ms "
+                "beside the work (mean over ranks): slowdown %.3f\n",
+                a->ring_bytes[a->nring ? a->nring - 1 : 0], a->ar_alone * 1e3,
+                a->ar_beside * 1e3, a->net_slowdown);
         fprintf(out, "  comm_cpu_slowdown: %.3f\n", a->slowdown);
+        fprintf(out, "  compute_comm_slowdown: %.3f\n", a->net_slowdown);
     }
     /* The ring crosses the slowest class: inter when there are 2+ nodes. */
     int ring_cls = a->inter.have ? 1 : 0;
@@ -434,7 +471,9 @@ static const char usage[] =
     "checks the fit against a ring all_reduce, and writes the cluster\n"
     "section of a scenario to FILE (default: stdout). --comm-cpu also\n"
     "measures fixed work alone and beside all_reduces run by a second\n"
-    "thread (CPU backends) and writes cluster.comm_cpu_slowdown.\n"
+    "thread (CPU backends), and the all_reduces beside the work against\n"
+    "alone, and writes cluster.comm_cpu_slowdown and\n"
+    "cluster.compute_comm_slowdown.\n"
     "       herd calibrate --from LOG... fits nccl-tests output instead\n"
     "(see herd calibrate --from --help).\n";
 

@@ -28,7 +28,12 @@ static void path_join(char *buf, size_t len, const char *a, const char *b)
 }
 
 /* Run calibrate on the real side and turn its cluster section into
- * --set overrides for the simulator. */
+ * --set overrides for the simulator. --comm-cpu measures what compute
+ * costs the links too (cluster.compute_comm_slowdown), which the
+ * prediction takes; not what communication costs compute
+ * (comm_cpu_slowdown): the real side's compute (herd_compute on the real
+ * engines, herd_torch's layers) runs on a schedule, making up lost
+ * cycles, so on that side communication cannot slow it. */
 static int calibrate(vopts_t *o, const trace_scenario_t *sc)
 {
     char out[1024], log[1024], slow[512], err[512];
@@ -39,6 +44,7 @@ static int calibrate(vopts_t *o, const trace_scenario_t *sc)
         snprintf(out, sizeof(out), "%s", o->calibration);
     int n = validate_real_argv(o, sc, argv, slow, sizeof(slow));
     argv[n++] = "calibrate";
+    argv[n++] = "--comm-cpu";
     if (o->cal_bytes[0]) {
         argv[n++] = "-e";
         argv[n++] = o->cal_bytes;
@@ -70,10 +76,16 @@ static int calibrate(vopts_t *o, const trace_scenario_t *sc)
     if (!o->nproc) /* the token bucket, as measured (0: none) */
         snprintf(o->cal_sets[o->ncal++], sizeof(o->cal_sets[0]),
                  "cluster.inter.burst=%lluB", (unsigned long long)l->burst);
+    double ccs = cal->sim.cluster.compute_comm_slowdown;
+    if (ccs > 0)
+        snprintf(o->cal_sets[o->ncal++], sizeof(o->cal_sets[0]),
+                 "cluster.compute_comm_slowdown=%.3f", ccs);
     printf("validate: calibrated %s link: %.3f MB/s, %.2f us", cls,
            l->bandwidth / 1e6, l->latency * 1e6);
     if (!o->nproc && l->burst)
         printf(", burst %llu B", (unsigned long long)l->burst);
+    if (ccs > 0)
+        printf(", %.1f %% slower beside compute", ccs * 100);
     printf("\n");
     trace_scenario_destroy(cal);
     return 0;

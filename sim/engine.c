@@ -440,6 +440,16 @@ static herd_status_t sleep_or_req(sim_rank_t *r, uint64_t dur, sim_req_t *q)
     return abort_check(r) ? HERD_ERR_ABORTED : HERD_OK;
 }
 
+/* The rank starts or stops computing: on a CPU backend its network
+ * processing is slower meanwhile (cluster.compute_comm_slowdown;
+ * sim_net_rank_busy). */
+static herd_status_t net_busy(sim_rank_t *r, int busy)
+{
+    if (!(r->w->opts.cluster.compute_comm_slowdown > 0))
+        return HERD_OK;
+    return sim_net_rank_busy(r->w->net, r->w->now, r->id, busy);
+}
+
 static uint64_t ns_of(double ns)
 {
     return ns >= 1.8e19 ? UINT64_MAX / 2 : (uint64_t)llround(ns);
@@ -456,7 +466,7 @@ static herd_status_t compute_slowed(sim_rank_t *r, double seconds,
     double f;
     uint64_t t0 = r->w->now;
     double left = (double)compute_ns(r, seconds, &f); /* at full speed */
-    herd_status_t st = HERD_OK;
+    herd_status_t st = net_busy(r, 1);
     while (st == HERD_OK && left >= 0.5) {
         sim_req_t *q = inflight(r);
         double k = q ? 1 + slowdown : 1;
@@ -464,6 +474,9 @@ static herd_status_t compute_slowed(sim_rank_t *r, double seconds,
         st = sleep_or_req(r, ns_of(left * k), q);
         left = q ? left - (double)(r->w->now - t1) / k : 0;
     }
+    herd_status_t idle = net_busy(r, 0);
+    if (st == HERD_OK)
+        st = idle;
     if (st == HERD_OK)
         compute_record(r, t0, label);
     return st;
@@ -479,14 +492,18 @@ herd_status_t sim_rank_compute(sim_rank_t *r, double seconds, const char *label)
         return compute_slowed(r, seconds, label, slow);
     double f;
     uint64_t t0 = w->now, dur = compute_ns(r, seconds, &f);
-    herd_status_t st =
-        sim_push(w, t0 + dur, SIM_EV_RESUME, (uint32_t)r->id, NULL);
+    herd_status_t st = net_busy(r, 1);
+    if (st == HERD_OK)
+        st = sim_push(w, t0 + dur, SIM_EV_RESUME, (uint32_t)r->id, NULL);
     if (st != HERD_OK)
         return st;
     r->state = SIM_RANK_SLEEP;
     sim_ctx_yield(&r->ctx, &w->sched);
+    st = net_busy(r, 0);
     if (abort_check(r))
         return HERD_ERR_ABORTED;
+    if (st != HERD_OK)
+        return st;
     compute_record(r, t0, label);
     return HERD_OK;
 }
@@ -516,8 +533,9 @@ herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
         f *= 1 + slow;
     }
     uintptr_t gen = ++r->wake_gen;
-    herd_status_t st =
-        sim_push(w, t0 + dur, SIM_EV_WAKE, (uint32_t)r->id, (void *)gen);
+    herd_status_t st = net_busy(r, 1);
+    if (st == HERD_OK)
+        st = sim_push(w, t0 + dur, SIM_EV_WAKE, (uint32_t)r->id, (void *)gen);
     if (st != HERD_OK)
         return st;
     r->wake_pending = gen;
@@ -525,6 +543,7 @@ herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
     r->state = SIM_RANK_SLEEP;
     sim_ctx_yield(&r->ctx, &w->sched);
     r->waiting = NULL;
+    st = net_busy(r, 0);
     if (r->wake_pending == gen) {
         /* woken by the request: the timer still queued changes nothing,
          * so it must not hold off the hang check */
@@ -533,6 +552,8 @@ herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
     }
     if (abort_check(r))
         return HERD_ERR_ABORTED;
+    if (st != HERD_OK)
+        return st;
     uint64_t el = w->now - t0;
     if (el > 0)
         compute_record(r, t0, label);

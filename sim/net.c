@@ -417,6 +417,39 @@ void sim_net_advance(sim_net_t *net, uint64_t t)
     }
 }
 
+/* One more (busy) or one fewer computing rank behind link li. */
+static void busy_link(net_state_t *s, uint32_t li, int busy, double k)
+{
+    net_link_t *l = &s->links[li];
+    if (busy && l->busy++ == 0) {
+        l->cap_full = l->cap;
+        net_share_set_cap(s, li, l->cap_full / k);
+    } else if (!busy && l->busy > 0 && --l->busy == 0)
+        net_share_set_cap(s, li, l->cap_full);
+}
+
+herd_status_t sim_net_rank_busy(sim_net_t *net, uint64_t now, int rank,
+                                int busy)
+{
+    net_state_t *s = net->st;
+    double k = 1 + s->cl.compute_comm_slowdown;
+    if (!(k > 1))
+        return HERD_OK;
+    if (bad_rank(s, rank))
+        return HERD_ERR_INVALID_ARG;
+    herd_status_t st = catch_up(s, now);
+    if (st != HERD_OK)
+        return st;
+    s->now = now;
+    uint32_t w = (uint32_t)s->world, r = (uint32_t)rank;
+    uint32_t nn = (uint32_t)(s->cl.nodes * s->nics), nic = net_topo_nic(s, rank);
+    busy_link(s, r, busy, k);
+    busy_link(s, w + r, busy, k);
+    busy_link(s, s->nic_base + nic, busy, k);
+    busy_link(s, s->nic_base + nn + nic, busy, k);
+    return HERD_OK;
+}
+
 uint64_t sim_net_next_time(const sim_net_t *net)
 {
     net_state_t *s = net->st;

@@ -53,6 +53,17 @@ uint64_t sim_net_next_time(const sim_net_t *net);
  * start new flows at their event time). */
 void sim_net_advance(sim_net_t *net, uint64_t t);
 
+/* Rank `rank` starts (busy 1) or stops (busy 0) computing at `now`. On a
+ * CPU backend its network processing (the communication library's
+ * threads, the kernel's TCP stack) then waits for cycles: while it
+ * computes, its intra-node ports and its NIC (both directions; a NIC
+ * shared by several ranks while any of them computes) carry 1 / (1 +
+ * cluster.compute_comm_slowdown) of their capacity, and the flows on them
+ * get new max-min shares from `now`. Nothing happens when that slowdown
+ * is 0. Calls must pair up per rank. */
+herd_status_t sim_net_rank_busy(sim_net_t *net, uint64_t now, int rank,
+                                int busy);
+
 /* Closed-form helpers for tests and reports: the uncontended latency
  * (ns) and bandwidth (bytes/s) of the path src -> dst. */
 uint64_t sim_net_path_latency(const sim_net_t *net, int src, int dst);

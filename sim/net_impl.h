@@ -38,6 +38,8 @@ typedef struct net_link {
     double burst;    /* token bucket size in bytes (0: none) */
     double tokens;   /* bytes it passes at once, as of t_idle */
     uint64_t t_idle; /* when it last became idle (n == 0), or was topped up */
+    double cap_full; /* capacity while no rank behind it computes */
+    uint32_t busy;   /* ranks behind it computing (compute_comm_slowdown) */
 } net_link_t;
 
 typedef struct net_path {
@@ -198,6 +200,8 @@ uint64_t net_tx_ns(double bytes, double bw);
 /* topo.c */
 herd_status_t net_topo_build(net_state_t *s, const herd_sim_opts_t *opts);
 void net_topo_path(const net_state_t *s, int src, int dst, net_path_t *out);
+/* Index (0 .. nodes * NICs) of the NIC rank r uses. */
+uint32_t net_topo_nic(const net_state_t *s, int r);
 herd_status_t net_topo_check(const herd_sim_opts_t *opts, int world_size,
                              char *err, size_t errlen);
 
@@ -253,6 +257,9 @@ void net_lanes_free(net_state_t *s);
 int net_share_join(net_state_t *s, uint32_t c);
 void net_share_leave(net_state_t *s, uint32_t c);
 void net_share_settle(net_state_t *s);
+/* Link li's capacity becomes cap from s->now; its connections get their
+ * new shares when rates settle. */
+void net_share_set_cap(net_state_t *s, uint32_t li, double cap);
 /* Token buckets: the bytes of a flow starting at t on connection c that
  * its path's buckets pass at once (at most `bytes`), taken from them. */
 uint64_t net_burst_take(net_state_t *s, uint32_t c, uint64_t t, uint64_t bytes);

@@ -286,6 +286,14 @@ static void apply(net_state_t *s, uint64_t now)
     }
 }
 
+void net_share_set_cap(net_state_t *s, uint32_t li, double cap)
+{
+    net_link_t *l = &s->links[li];
+    l->cap = cap;
+    if (l->n > 0 && !l->dirty) /* a lone connection's rate was its cap */
+        mark_dirty(s, li);
+}
+
 void net_share_settle(net_state_t *s)
 {
     uint64_t now = s->t_dirty;

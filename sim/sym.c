@@ -65,6 +65,7 @@ herd_status_t sim_sym_init(sim_world_t *w)
     if ((env && strcmp(env, "0") == 0) || w->steplog || o->real_buffers ||
         o->jitter != HERD_JITTER_NONE || o->nranks_overrides ||
         o->nlink_overrides || o->nfaults || o->cluster.inter.burst ||
+        o->cluster.compute_comm_slowdown > 0 ||
         o->cluster.topo != HERD_TOPO_NONBLOCKING || (nics != 0 && nics != g) ||
         g < 1 || w->n % g != 0 || w->n / g < 2)
         return HERD_OK;

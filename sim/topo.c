@@ -146,7 +146,7 @@ static inline double factor(double f)
 }
 
 /* NIC (global index) of a rank. */
-static uint32_t nic_of(const net_state_t *s, int r)
+uint32_t net_topo_nic(const net_state_t *s, int r)
 {
     int node = r / s->gpn, local = r % s->gpn;
     int k =
@@ -169,7 +169,7 @@ static double base_path(const net_state_t *s, int src, int dst, net_path_t *p)
         add_link(p, w + (uint32_t)dst);
         return s->cl.intra.latency;
     }
-    uint32_t a = nic_of(s, src), b = nic_of(s, dst);
+    uint32_t a = net_topo_nic(s, src), b = net_topo_nic(s, dst);
     uint32_t nn = (uint32_t)(s->cl.nodes * s->nics);
     add_link(p, s->nic_base + a);
     add_link(p, s->nic_base + nn + b);
@@ -297,7 +297,7 @@ static void set_caps(net_state_t *s, const herd_sim_opts_t *o)
         const herd_rank_override_t *r = &o->ranks[i];
         s->links[r->rank].cap *= factor(r->intra_factor);
         s->links[w + (uint32_t)r->rank].cap *= factor(r->intra_factor);
-        uint32_t nic = nic_of(s, r->rank);
+        uint32_t nic = net_topo_nic(s, r->rank);
         s->links[s->nic_base + nic].cap *= factor(r->nic_factor);
         s->links[s->nic_base + nn + nic].cap *= factor(r->nic_factor);
     }

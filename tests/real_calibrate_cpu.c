@@ -1,9 +1,10 @@
 /* tests/real_calibrate_cpu.c - `herd calibrate --comm-cpu` on the tcp
  * engine (two ranks on loopback): it measures fixed work alone and beside
  * a thread's all_reduces and writes cluster.comm_cpu_slowdown (a number
- * >= 0) into the scenario it emits, which loads back (also when the
- * link is too fast to fit a bandwidth); without the flag the key is not
- * written. No timing is asserted. */
+ * >= 0), and those all_reduces against the same one alone as
+ * cluster.compute_comm_slowdown, into the scenario it emits, which loads
+ * back (also when the link is too fast to fit a bandwidth); without the
+ * flag neither key is written. No timing is asserted. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -68,10 +69,19 @@ START_TEST(writes_the_slowdown)
                   "%s", err);
     ck_assert(sc->sim.cluster.comm_cpu_slowdown >= 0);
     trace_scenario_destroy(sc);
+    /* the other way round: what the work cost the all_reduces */
+    text = tu_read_file(path);
+    k = text ? strstr(text, "  compute_comm_slowdown: ") : NULL;
+    ck_assert_msg(k, "%s", text);
+    v = -1;
+    ck_assert_int_eq(sscanf(k, "  compute_comm_slowdown: %lf", &v), 1);
+    ck_assert(v >= 0);
+    free(text);
     out = calibrate("", path);
     free(out);
     text = tu_read_file(path);
     ck_assert_ptr_null(strstr(text, "comm_cpu_slowdown"));
+    ck_assert_ptr_null(strstr(text, "compute_comm_slowdown"));
     free(text);
     remove(path);
     remove(dir);

@@ -12,7 +12,7 @@
  * (a point-to-point op or a tree in the middle of the regime, classes
  * posting at different instants, uneven blocks) and is off where the
  * network or the ranks are not interchangeable (a straggler, a slow NIC,
- * a slow link, a fault, jitter). */
+ * a slow link, a fault, jitter, links slowed by compute). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,6 +313,10 @@ START_TEST(test_off)
     o.cluster.topo = HERD_TOPO_FATTREE; /* shared uplinks */
     o.cluster.oversub = 2;
     o.cluster.nodes_per_leaf = 2;
+    both(&o, &p, &r);
+    ck_assert_int_eq(r.stats, 0);
+    o = opts(4);
+    o.cluster.compute_comm_slowdown = 0.1; /* links slowed by compute */
     both(&o, &p, &r);
     ck_assert_int_eq(r.stats, 0);
 }

@@ -484,6 +484,8 @@ static const scn_field_t scn_cluster_fields[] = {
     {"spine_latency", scn_f_time, SC(sim.cluster.spine_latency), NUM(0, 3600)},
     {"comm_cpu_slowdown", scn_f_double, SC(sim.cluster.comm_cpu_slowdown),
      NUM(0, 100)},
+    {"compute_comm_slowdown", scn_f_double,
+     SC(sim.cluster.compute_comm_slowdown), NUM(0, 100)},
     {NULL, NULL, 0, NOARG}};
 
 static const scn_field_t scn_coll_fields[] = {

@@ -84,6 +84,9 @@ static void sw_cluster(const trace_scenario_t *sc, FILE *f)
     fprintf(f, "  spine_latency: %s\n", lat);
     if (c->comm_cpu_slowdown > 0) /* only when given: older outputs stay */
         fprintf(f, "  comm_cpu_slowdown: %.17g\n", c->comm_cpu_slowdown);
+    if (c->compute_comm_slowdown > 0)
+        fprintf(f, "  compute_comm_slowdown: %.17g\n",
+                c->compute_comm_slowdown);
     if (c->oversub >= 1)
         fprintf(f, "  oversubscription: %.17g\n", c->oversub);
     if (c->nodes_per_leaf)

@@ -12,7 +12,6 @@ import re
 import statistics
 import sys
 
-RATES = ("50Mbit", "200Mbit", "800Mbit")
 VARIANTS = ("plain", "straggler")
 CAPS = ("b1", "b5", "b25", "b100")
 STEP = re.compile(r"step time predicted ([\d.]+) s, measured ([\d.]+) s")
@@ -69,10 +68,22 @@ def bucket_errors(pred, meas):
     return errs, shown
 
 
+def rates_of(src):
+    """SRC's rate folders (run.sh's RATE arguments), slowest first."""
+    def bps(name):
+        m = re.fullmatch(r"([\d.]+)([KMG])bit", name)
+        return float(m.group(1)) * {"K": 1e3, "M": 1e6, "G": 1e9}[m.group(2)]
+    return sorted((d for d in os.listdir(src)
+                   if re.fullmatch(r"[\d.]+[KMG]bit", d)), key=bps)
+
+
 def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: bucket_rows.py SRC OUT (SRC: a run.sh output, "
+                 "OUT: repredict.sh's for it)")
     src, out = sys.argv[1], sys.argv[2]
     all_steps, all_buckets = [], []
-    for rate in RATES:
+    for rate in rates_of(src):
         for var in VARIANTS:
             for cap in CAPS:
                 o = os.path.join(out, rate, var, cap)

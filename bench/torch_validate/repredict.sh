@@ -4,7 +4,9 @@
 # the cell's own trace and calibration, without the testbed; then
 #   python3 bench/torch_validate/bucket_rows.py SRC OUT
 # compares each cell's steps and buckets with SRC's measurements.
-# ALGO (default: the scenario's) replaces collectives.algorithm.
+# ALGO (default: the scenario's) replaces collectives.algorithm. SETS
+# (env, optional): more KEY=VALUE overrides, e.g. a calibration's
+# cluster.compute_comm_slowdown for a capture calibrated before it existed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 HERD=${HERD:-$here/../../build/cli/herd}
@@ -21,6 +23,7 @@ for cell in "$SRC"/*/*/b*; do
         set -- "$@" --set "$s"
     done
     [ -n "$ALGO" ] && set -- "$@" --set collectives.algorithm="$ALGO"
+    for s in ${SETS:-}; do set -- "$@" --set "$s"; done
     mkdir -p "$OUT/$rel"
     "$HERD" replay "$cell/ddp/trace.json" --engine sim --scenario "$sc" \
         "$@" -o "$OUT/$rel/predicted" --no-plots >"$OUT/$rel/log" 2>&1 ||

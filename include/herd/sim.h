@@ -47,6 +47,11 @@ typedef struct herd_cluster {
                                  as long while the rank has communication
                                  in flight (its progress and the kernel's
                                  TCP stack take cycles); 0: none */
+    double compute_comm_slowdown; /* CPU backends, the other way round: while
+                                     a rank computes, its ports and NIC
+                                     carry 1 / (1 + this) of their capacity
+                                     (its network processing waits for
+                                     cycles); 0: none */
 } herd_cluster_t;
 
 typedef enum herd_jitter {
