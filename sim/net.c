@@ -442,7 +442,8 @@ herd_status_t sim_net_rank_busy(sim_net_t *net, uint64_t now, int rank,
         return st;
     s->now = now;
     uint32_t w = (uint32_t)s->world, r = (uint32_t)rank;
-    uint32_t nn = (uint32_t)(s->cl.nodes * s->nics), nic = net_topo_nic(s, rank);
+    uint32_t nn = (uint32_t)(s->cl.nodes * s->nics),
+             nic = net_topo_nic(s, rank);
     busy_link(s, r, busy, k);
     busy_link(s, w + r, busy, k);
     busy_link(s, s->nic_base + nic, busy, k);

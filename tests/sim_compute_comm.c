@@ -20,7 +20,7 @@
 
 typedef struct k {
     int sender_computes, receiver_computes, second_flow;
-    uint64_t t_recv; /* rank 1: its receive of rank 0's message ended */
+    uint64_t t_recv;  /* rank 1: its receive of rank 0's message ended */
     uint64_t t_recv2; /* rank 2: the second flow's receive ended */
 } k_t;
 
@@ -71,9 +71,8 @@ static void run(k_t *k, double slowdown)
     o.cluster.inter.bandwidth = 1e8;
     o.cluster.inter.latency = 0;
     o.cluster.compute_comm_slowdown = slowdown;
-    herd_init_t init = {.backend = "sim",
-                        .world_size = o.cluster.nodes,
-                        .engine_opts = &o};
+    herd_init_t init = {
+        .backend = "sim", .world_size = o.cluster.nodes, .engine_opts = &o};
     herd_run_info_t info;
     ck_assert_int_eq(herd_run(&init, prog, k, &info), HERD_OK);
     herd_run_info_clear(&info);
