@@ -244,7 +244,6 @@ typedef struct cal_comm_job {
     char *buf;
     uint64_t count;
     long n;
-    double *end; /* wall_s() at the end of each all_reduce */
 } cal_comm_job_t;
 
 /* The comm thread: n blocking all_reduces (the main thread makes no herd
@@ -252,26 +251,76 @@ typedef struct cal_comm_job {
 static void *comm_thread(void *arg)
 {
     cal_comm_job_t *j = arg;
-    for (long i = 0; i < j->n; i++) {
+    for (long i = 0; i < j->n; i++)
         herd_all_reduce(j->w, j->buf, j->buf, j->count, HERD_FLOAT32, HERD_SUM,
                         NULL);
-        j->end[i] = wall_s();
-    }
     return NULL;
 }
 
-/* The all_reduces of job j that ran wholly beside the work (started at
- * t0, ended at t1): their median time, or 0 when none did. The first one
- * starts with the work; each later one where the previous one ended. */
-static double beside_work(const cal_comm_job_t *j, double t0, double t1)
+typedef struct cal_work_job {
+    double *v;
+    volatile int stop; /* set by the main thread, read here: a flag only */
+} cal_work_job_t;
+
+/* The work thread: passes until told to stop. */
+static void *work_thread(void *arg)
 {
-    double *d = calloc((size_t)j->n + 1, sizeof(double));
-    size_t k = 0;
-    for (long i = 0; d && i < j->n && j->end[i] <= t1; i++)
-        d[k++] = j->end[i] - (i ? j->end[i - 1] : t0);
-    double m = d ? core_median(d, k) : 0;
-    free(d);
-    return m;
+    cal_work_job_t *j = arg;
+    while (!j->stop)
+        work(j->v, 1);
+    return NULL;
+}
+
+/* n timed all_reduces of count floats into t[0..n). */
+static void timed_all_reduces(herd_comm_t *w, char *buf, uint64_t count,
+                              long n, double *t)
+{
+    for (long i = 0; i < n; i++) {
+        double t0 = wall_s();
+        herd_all_reduce(w, buf, buf, count, HERD_FLOAT32, HERD_SUM, NULL);
+        t[i] = wall_s() - t0;
+    }
+}
+
+/* --comm-cpu, the other way round: what compute costs communication
+ * (cluster.compute_comm_slowdown). Three rounds of n all_reduces of the
+ * ring sweep's largest size alone, then n while a second thread does
+ * the work all along (it stops only after the last one); the median of
+ * every all_reduce beside the work over the median alone, minus one. The
+ * rounds interleave so that drift of the machine's load falls on both. */
+static double comm_beside_work(herd_comm_t *w, cal_args_t *a, char *buf,
+                               double *v, double *alone_out)
+{
+    int p = herd_comm_size(w);
+    double ar = a->nring ? a->ring_secs[a->nring - 1] : 0.05;
+    uint64_t count =
+        a->nring ? (uint64_t)a->ring_bytes[a->nring - 1] / 4 : 1024;
+    count = count / (uint64_t)p * (uint64_t)p;
+    int64_t n = (int64_t)ceil(0.2 / (ar > 0 ? ar : 0.05));
+    n = n < 3 ? 3 : n > 64 ? 64 : n;
+    herd_broadcast(w, &n, 1, HERD_INT64, 0, NULL);
+    double *al = calloc((size_t)(3 * n), sizeof(double));
+    double *bs = calloc((size_t)(3 * n), sizeof(double));
+    double r = 0;
+    for (int i = 0; al && bs && i < 3; i++) {
+        herd_barrier(w, NULL);
+        timed_all_reduces(w, buf, count, n, al + i * n);
+        cal_work_job_t j = {v, 0};
+        pthread_t th;
+        herd_barrier(w, NULL);
+        int started = pthread_create(&th, NULL, work_thread, &j) == 0;
+        timed_all_reduces(w, buf, count, n, bs + i * n);
+        j.stop = 1;
+        if (started)
+            pthread_join(th, NULL);
+    }
+    if (al && bs) {
+        *alone_out = core_median(al, (size_t)(3 * n));
+        r = core_median(bs, (size_t)(3 * n));
+    }
+    free(al);
+    free(bs);
+    return r;
 }
 
 /* --comm-cpu: the same work alone and beside all_reduces of the largest
@@ -299,33 +348,31 @@ static void comm_cpu(herd_comm_t *w, cal_args_t *a, char *buf)
         a->nring ? (uint64_t)a->ring_bytes[a->nring - 1] / 4 : 1024;
     int64_t n = (int64_t)ceil(1.5 * alone / (ar > 0 ? ar : 0.05)) + 1;
     herd_broadcast(w, &n, 1, HERD_INT64, 0, NULL);
-    double *end = calloc((size_t)n, sizeof(double)), c[3] = {0, 0, 0};
-    for (int i = 0; end && i < 3; i++) {
-        cal_comm_job_t j = {w, buf, count / (uint64_t)p * (uint64_t)p, n, end};
+    for (int i = 0; i < 3; i++) {
+        cal_comm_job_t j = {w, buf, count / (uint64_t)p * (uint64_t)p, n};
         pthread_t th;
         herd_barrier(w, NULL);
-        double t0 = wall_s();
         int started = pthread_create(&th, NULL, comm_thread, &j) == 0;
         t[i] = work(v, passes);
         if (started)
             pthread_join(th, NULL);
         else
             comm_thread(&j);
-        c[i] = beside_work(&j, t0, t0 + t[i]);
     }
-    double beside = core_median(t, 3), ar_beside = core_median(c, 3);
-    /* what communication costs compute, and what compute costs
-     * communication (cluster.comm_cpu_slowdown, compute_comm_slowdown) */
-    double r[5] = {alone, beside, beside / alone - 1, ar_beside,
-                   ar > 0 && ar_beside > 0 ? ar_beside / ar - 1 : 0};
-    herd_all_reduce(w, r, r, 5, HERD_FLOAT64, HERD_SUM, NULL);
+    double beside = core_median(t, 3), ar_alone = 0;
+    double ar_beside = comm_beside_work(w, a, buf, v, &ar_alone);
+    /* means over ranks: what communication costs compute, and what
+     * compute costs communication (comm_cpu_slowdown,
+     * compute_comm_slowdown) */
+    double r[6] = {alone, beside, beside / alone - 1, ar_alone, ar_beside,
+                   ar_alone > 0 ? ar_beside / ar_alone - 1 : 0};
+    herd_all_reduce(w, r, r, 6, HERD_FLOAT64, HERD_SUM, NULL);
     a->work_alone = r[0] / p;
     a->work_beside = r[1] / p;
     a->slowdown = r[2] / p > 0 ? r[2] / p : 0;
-    a->ar_alone = ar;
-    a->ar_beside = r[3] / p;
-    a->net_slowdown = r[4] / p > 0 ? r[4] / p : 0;
-    free(end);
+    a->ar_alone = r[3] / p;
+    a->ar_beside = r[4] / p;
+    a->net_slowdown = r[5] / p > 0 ? r[5] / p : 0;
     free(v);
 }
 

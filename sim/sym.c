@@ -2,8 +2,9 @@
  *
  * Why it is exact: on a non-blocking fabric with one NIC per GPU (or
  * none shared), no per-rank or per-link override, no token bucket (its
- * state would carry from before a regime into the replay), no jitter and
- * no fault,
+ * state would carry from before a regime into the replay), no jitter, no
+ * fault and no compute_comm_slowdown (links that change with what each
+ * rank computes),
  * shifting every rank by one node (g = gpus_per_node ranks) maps the
  * network onto itself. A collective whose members' schedules are
  * rotations of one another, counts included (core_sched_rotational), on
