@@ -51,6 +51,7 @@ typedef struct cal_args {
     double work_alone, work_beside; /* medians over ranks, seconds */
     double slowdown;                /* mean over ranks of beside/alone - 1 */
     double ar_alone, ar_beside;     /* the all_reduce alone / beside work */
+    double ar_bytes_beside;         /* of that all_reduce */
     double net_slowdown;            /* mean over ranks of those - 1 */
     int status;
 } cal_args_t;
@@ -282,19 +283,31 @@ static void timed_all_reduces(herd_comm_t *w, char *buf, uint64_t count,
     }
 }
 
+/* The ring sweep's largest size that took at most 0.1 s (its smallest
+ * when none did), so that the measurement below takes about a second on
+ * a slow link too; rank 0's choice. */
+static int beside_size(herd_comm_t *w, const cal_args_t *a)
+{
+    int64_t k = a->nring - 1;
+    while (k > 0 && a->ring_secs[k] > 0.1)
+        k--;
+    herd_broadcast(w, &k, 1, HERD_INT64, 0, NULL);
+    return (int)k;
+}
+
 /* --comm-cpu, the other way round: what compute costs communication
- * (cluster.compute_comm_slowdown). Three rounds of n all_reduces of the
- * ring sweep's largest size alone, then n while a second thread does
- * the work all along (it stops only after the last one); the median of
- * every all_reduce beside the work over the median alone, minus one. The
+ * (cluster.compute_comm_slowdown). Three rounds of n all_reduces (of
+ * beside_size) alone, then n while a second thread does the work all
+ * along (it stops only after the last one); the median of every
+ * all_reduce beside the work over the median alone, minus one. The
  * rounds interleave so that drift of the machine's load falls on both. */
 static double comm_beside_work(herd_comm_t *w, cal_args_t *a, char *buf,
                                double *v, double *alone_out)
 {
-    int p = herd_comm_size(w);
-    double ar = a->nring ? a->ring_secs[a->nring - 1] : 0.05;
-    uint64_t count =
-        a->nring ? (uint64_t)a->ring_bytes[a->nring - 1] / 4 : 1024;
+    int p = herd_comm_size(w), k = a->nring ? beside_size(w, a) : -1;
+    double ar = k >= 0 ? a->ring_secs[k] : 0.05;
+    uint64_t count = k >= 0 ? (uint64_t)a->ring_bytes[k] / 4 : 1024;
+    a->ar_bytes_beside = (double)(count / (uint64_t)p * (uint64_t)p) * 4;
     count = count / (uint64_t)p * (uint64_t)p;
     int64_t n = (int64_t)ceil(0.2 / (ar > 0 ? ar : 0.05));
     n = n < 3 ? 3 : n > 64 ? 64 : n;
@@ -495,7 +508,7 @@ static void report(const cal_args_t *a, FILE *out, FILE *log, int p)
         fprintf(log,
                 "# comm cpu: the all_reduce of %.0f B %.2f ms alone, %.2f ms "
                 "beside the work (mean over ranks): slowdown %.3f\n",
-                a->ring_bytes[a->nring ? a->nring - 1 : 0], a->ar_alone * 1e3,
+                a->ar_bytes_beside, a->ar_alone * 1e3,
                 a->ar_beside * 1e3, a->net_slowdown);
         fprintf(out, "  comm_cpu_slowdown: %.3f\n", a->slowdown);
         fprintf(out, "  compute_comm_slowdown: %.3f\n", a->net_slowdown);
