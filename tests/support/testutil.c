@@ -1,5 +1,6 @@
 /* tests/support/testutil.c - helpers shared by the Check suites. */
 #include "support/testutil.h"
+#include "trace/scenario.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -120,5 +121,22 @@ char *tu_read_file(const char *path)
         buf[got] = '\0';
     }
     fclose(f);
+    return buf;
+}
+
+char *tu_scenario_written(const char *yaml)
+{
+    trace_scenario_t *sc = NULL;
+    char err[512] = "", *buf = NULL;
+    size_t len = 0;
+    herd_status_t st =
+        yaml ? trace_scenario_load_string(yaml, "s.yaml", &sc, err, sizeof(err))
+             : trace_scenario_create(&sc);
+    ck_assert_msg(st == HERD_OK, "%s", err);
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(trace_scenario_write(sc, f), HERD_OK);
+    fclose(f);
+    trace_scenario_destroy(sc);
     return buf;
 }

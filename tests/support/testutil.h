@@ -27,5 +27,9 @@ void tu_tmpdir_free(char *dir);
 /* DIR/NAME's whole contents (malloc'd, caller frees); fails the test when
  * it cannot be read. */
 char *tu_read_in(const char *dir, const char *name);
+/* What trace_scenario_write writes for the scenario `yaml` loads to
+ * (NULL: a fresh default scenario): malloc'd, caller frees; fails the
+ * test when it does not load or write. */
+char *tu_scenario_written(const char *yaml);
 
 #endif
