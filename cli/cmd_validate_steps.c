@@ -2,6 +2,7 @@
  * calibrate the links, turn the workload into traces, replay each on the
  * simulator and on the real engine, compare, and write the report. */
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,21 +28,32 @@ static void path_join(char *buf, size_t len, const char *a, const char *b)
         buf[0] = '\0';
 }
 
-/* Run calibrate on the real side and turn its cluster section into
- * --set overrides for the simulator. --comm-cpu measures what compute
- * costs the links too (cluster.compute_comm_slowdown), which the
- * prediction takes; not what communication costs compute
- * (comm_cpu_slowdown): the real side's compute (herd_compute on the real
- * engines, herd_torch's layers) runs on a schedule, making up lost
- * cycles, so on that side communication cannot slow it. */
-static int calibrate(vopts_t *o, const trace_scenario_t *sc)
+/* What TCP carries on a link tbf shapes to a rate: a full segment's 1448
+ * bytes of data (MTU 1500 less the IP header and TCP's with timestamps)
+ * in the 1514 bytes tbf counts (with the Ethernet header). */
+#define V_TCP_GOODPUT (1448.0 / 1514.0)
+
+/* The testbed's inter link as TCP sees it, bytes/s; 0 when the hosts'
+ * rates differ (nic_factor) or the link is intra-node. */
+static double shaped_goodput(const vopts_t *o, const trace_scenario_t *sc)
 {
-    char out[1024], log[1024], slow[512], err[512];
+    if (o->nproc)
+        return 0;
+    for (size_t k = 0; k < sc->nrank_ovr && o->rate_bps <= 0; k++)
+        if (sc->rank_ovr[k].nic_factor > 0)
+            return 0;
+    double bps =
+        o->rate_bps > 0 ? o->rate_bps : sc->sim.cluster.inter.bandwidth * 8;
+    return bps / 8 * V_TCP_GOODPUT;
+}
+
+/* Runs calibrate into `out` and loads it; 0 on success. */
+static int calibrate_once(vopts_t *o, const trace_scenario_t *sc,
+                          const char *out, const char *log,
+                          trace_scenario_t **cal)
+{
+    char slow[512], err[512];
     char *argv[32];
-    path_join(out, sizeof(out), o->out, "calibration.yaml");
-    path_join(log, sizeof(log), o->out, "calibration.log");
-    if (o->calibration) /* --calibration: an earlier run's, as measured */
-        snprintf(out, sizeof(out), "%s", o->calibration);
     int n = validate_real_argv(o, sc, argv, slow, sizeof(slow));
     argv[n++] = "calibrate";
     argv[n++] = "--comm-cpu";
@@ -50,7 +62,7 @@ static int calibrate(vopts_t *o, const trace_scenario_t *sc)
         argv[n++] = o->cal_bytes;
     }
     argv[n++] = "-o";
-    argv[n++] = out;
+    argv[n++] = (char *)out;
     argv[n] = NULL;
     if (!o->calibration) {
         printf("validate: calibrating the links (log: %s)\n", log);
@@ -60,13 +72,59 @@ static int calibrate(vopts_t *o, const trace_scenario_t *sc)
             return 1;
         }
     }
-    trace_scenario_t *cal = NULL;
-    if (trace_scenario_load(out, &cal, err, sizeof(err)) != HERD_OK) {
+    if (trace_scenario_load(out, cal, err, sizeof(err)) != HERD_OK) {
         fprintf(stderr, "herd validate: %s\n", err);
         return 1;
     }
-    const herd_link_t *l =
-        o->nproc ? &cal->sim.cluster.intra : &cal->sim.cluster.inter;
+    return 0;
+}
+
+/* A fresh calibration whose bandwidth is more than 5 % off what TCP gets
+ * on the testbed's shaped link was disturbed (on a shared machine, a busy
+ * moment during the sweep read 84.8 MB/s for 800 Mbit/s' 95.6), or its
+ * sweep stayed inside tbf's burst; it is measured once more, and a
+ * second miss is kept with a warning. Returns
+ * 1 when the caller should calibrate again. */
+static int disturbed(const vopts_t *o, const trace_scenario_t *sc,
+                     const herd_link_t *l, int attempt)
+{
+    double want = shaped_goodput(o, sc);
+    if (o->calibration || want <= 0 || fabs(l->bandwidth / want - 1) <= 0.05)
+        return 0;
+    printf("validate: %sthe calibrated bandwidth, %.3f MB/s, is %+.1f %% off "
+           "TCP's %.3f MB/s on the shaped link (a busy machine, or a "
+           "--calibrate-bytes too small to see the rate?)%s\n",
+           attempt ? "warning: " : "", l->bandwidth / 1e6,
+           (l->bandwidth / want - 1) * 100, want / 1e6,
+           attempt ? ": kept" : ": calibrating again");
+    return !attempt;
+}
+
+/* Run calibrate on the real side and turn its cluster section into
+ * --set overrides for the simulator. --comm-cpu measures what compute
+ * costs the links too (cluster.compute_comm_slowdown), which the
+ * prediction takes; not what communication costs compute
+ * (comm_cpu_slowdown): the real side's compute (herd_compute on the real
+ * engines, herd_torch's layers) runs on a schedule, making up lost
+ * cycles, so on that side communication cannot slow it. */
+static int calibrate(vopts_t *o, const trace_scenario_t *sc)
+{
+    char out[1024], log[1024];
+    path_join(out, sizeof(out), o->out, "calibration.yaml");
+    path_join(log, sizeof(log), o->out, "calibration.log");
+    if (o->calibration) /* --calibration: an earlier run's, as measured */
+        snprintf(out, sizeof(out), "%s", o->calibration);
+    trace_scenario_t *cal = NULL;
+    const herd_link_t *l = NULL;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        trace_scenario_destroy(cal);
+        cal = NULL;
+        if (calibrate_once(o, sc, out, log, &cal) != 0)
+            return 1;
+        l = o->nproc ? &cal->sim.cluster.intra : &cal->sim.cluster.inter;
+        if (!disturbed(o, sc, l, attempt))
+            break;
+    }
     const char *cls = o->nproc ? "intra" : "inter";
     snprintf(o->cal_sets[0], sizeof(o->cal_sets[0]),
              "cluster.%s.bandwidth=%.6fMB/s", cls, l->bandwidth / 1e6);
