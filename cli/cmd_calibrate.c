@@ -273,8 +273,8 @@ static void *work_thread(void *arg)
 }
 
 /* n timed all_reduces of count floats into t[0..n). */
-static void timed_all_reduces(herd_comm_t *w, char *buf, uint64_t count,
-                              long n, double *t)
+static void timed_all_reduces(herd_comm_t *w, char *buf, uint64_t count, long n,
+                              double *t)
 {
     for (long i = 0; i < n; i++) {
         double t0 = wall_s();
@@ -386,8 +386,9 @@ static void comm_cpu(herd_comm_t *w, cal_args_t *a, char *buf)
     /* means over ranks: what communication costs compute, and what
      * compute costs communication (comm_cpu_slowdown,
      * compute_comm_slowdown) */
-    double r[6] = {alone, beside, beside / alone - 1, ar_alone, ar_beside,
-                   ar_alone > 0 ? ar_beside / ar_alone - 1 : 0};
+    double r[6] = {
+        alone,    beside,    beside / alone - 1,
+        ar_alone, ar_beside, ar_alone > 0 ? ar_beside / ar_alone - 1 : 0};
     herd_all_reduce(w, r, r, 6, HERD_FLOAT64, HERD_SUM, NULL);
     a->work_alone = r[0] / p;
     a->work_beside = r[1] / p;
@@ -521,9 +522,10 @@ static void report(const cal_args_t *a, FILE *out, FILE *log, int p)
                     a->ar_bytes_beside, a->ar_alone * 1e3, a->ar_beside * 1e3,
                     a->net_slowdown);
         else
-            fprintf(log, "# comm cpu: compute_comm_slowdown not measured: the "
-                         "ring sweep's all_reduces took under %.0f ms (a larger "
-                         "-e tells)\n",
+            fprintf(log,
+                    "# comm cpu: compute_comm_slowdown not measured: the "
+                    "ring sweep's all_reduces took under %.0f ms (a larger "
+                    "-e tells)\n",
                     CAL_BESIDE_MIN_S * 1e3);
         /* a scenario takes 0..100 (an all_reduce of a few microseconds
          * on loopback can wait a whole scheduler slice beside the work:
