@@ -4,7 +4,8 @@
 # the cell's own trace and calibration, without the testbed; then
 #   python3 bench/torch_validate/bucket_rows.py SRC OUT
 # compares each cell's steps and buckets with SRC's measurements.
-# ALGO (default: the scenario's) replaces collectives.algorithm. SETS
+# ALGO (default: the scenario's) replaces collectives.algorithm. SCEN
+# (env): the scenario pair run.sh ran (default resnet18). SETS
 # (env, optional): more KEY=VALUE overrides, e.g. a calibration's
 # cluster.compute_comm_slowdown for a capture calibrated before it existed.
 set -eu
@@ -15,8 +16,8 @@ for cell in "$SRC"/*/*/b*; do
     [ -f "$cell/report.md" ] || continue
     rel=${cell#"$SRC"/}
     var=$(basename "$(dirname "$cell")")
-    sc=$here/resnet18-2h.yaml
-    [ "$var" = straggler ] && sc=$here/resnet18-2h-straggler.yaml
+    sc=$here/${SCEN:-resnet18}-2h.yaml
+    [ "$var" = straggler ] && sc=$here/${SCEN:-resnet18}-2h-straggler.yaml
     set --
     for s in $(sed -n 's/.*simulator: calibrated link \(.*\)\.$/\1/p' \
         "$cell/report.md" | tr -d ' ' | tr ',' ' '); do

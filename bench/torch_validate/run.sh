@@ -3,7 +3,9 @@
 # bucket_cap_mb x (without, with) a one-gradient straggler, resnet18 on
 # 2 testbed hosts (BENCHMARKS.md, "Validation against real PyTorch").
 # Usage: sh bench/torch_validate/run.sh RATE...   (root; e.g. 50Mbit)
-# Env: HERD (herd binary), PY (python with torch), OUT, CAPS.
+# Env: HERD (herd binary), PY (python with torch), OUT, CAPS, SCEN (the
+# scenario pair SCEN-2h.yaml and SCEN-2h-straggler.yaml: resnet18, the
+# default, or transformer, which has no straggler variant).
 # Each cell is one `herd validate` under flock /tmp/herd-testbed.lock (a
 # minute or so); the first cell of a rate calibrates the links, the others
 # reuse that fit (--calibration). `python3 table.py OUT` makes the table.
@@ -14,6 +16,7 @@ HERD=${HERD:-$root/build/cli/herd}
 PY=${PY:-/work/venv-torch/bin/python3}
 OUT=${OUT:-$root/out-torch-validate}
 CAPS=${CAPS:-"1 5 25 100"}
+SCEN=${SCEN:-resnet18}
 LOCK=/tmp/herd-testbed.lock
 # PyTorch 2.x caps the first bucket by bucket_cap_mb when it is given
 # (1.13: 1 MiB): the prediction must bucket as the real job does.
@@ -22,8 +25,9 @@ FIRST=1
 for rate in "$@"; do
     cal=$OUT/$rate/calibration.yaml
     for variant in plain straggler; do
-        scen=$here/resnet18-2h.yaml
-        [ "$variant" = straggler ] && scen=$here/resnet18-2h-straggler.yaml
+        scen=$here/$SCEN-2h.yaml
+        [ "$variant" = straggler ] && scen=$here/$SCEN-2h-straggler.yaml
+        [ -f "$scen" ] || continue
         for cap in $CAPS; do
             dir=$OUT/$rate/$variant/b$cap
             [ -f "$dir/report.md" ] && continue
