@@ -467,6 +467,8 @@ static herd_status_t compute_slowed(sim_rank_t *r, double seconds,
     uint64_t t0 = r->w->now;
     double left = (double)compute_ns(r, seconds, &f); /* at full speed */
     herd_status_t st = net_busy(r, 1);
+    if (st != HERD_OK)
+        return st;
     while (st == HERD_OK && left >= 0.5) {
         sim_req_t *q = inflight(r);
         double k = q ? 1 + slowdown : 1;
@@ -493,10 +495,12 @@ herd_status_t sim_rank_compute(sim_rank_t *r, double seconds, const char *label)
     double f;
     uint64_t t0 = w->now, dur = compute_ns(r, seconds, &f);
     herd_status_t st = net_busy(r, 1);
-    if (st == HERD_OK)
-        st = sim_push(w, t0 + dur, SIM_EV_RESUME, (uint32_t)r->id, NULL);
     if (st != HERD_OK)
         return st;
+    if ((st = sim_push(w, t0 + dur, SIM_EV_RESUME, (uint32_t)r->id, NULL))) {
+        net_busy(r, 0);
+        return st;
+    }
     r->state = SIM_RANK_SLEEP;
     sim_ctx_yield(&r->ctx, &w->sched);
     st = net_busy(r, 0);
@@ -534,10 +538,13 @@ herd_status_t sim_rank_compute_until(sim_rank_t *r, double seconds,
     }
     uintptr_t gen = ++r->wake_gen;
     herd_status_t st = net_busy(r, 1);
-    if (st == HERD_OK)
-        st = sim_push(w, t0 + dur, SIM_EV_WAKE, (uint32_t)r->id, (void *)gen);
     if (st != HERD_OK)
         return st;
+    if ((st = sim_push(w, t0 + dur, SIM_EV_WAKE, (uint32_t)r->id,
+                       (void *)gen))) {
+        net_busy(r, 0);
+        return st;
+    }
     r->wake_pending = gen;
     r->waiting = req;
     r->state = SIM_RANK_SLEEP;

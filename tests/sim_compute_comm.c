@@ -4,9 +4,10 @@
  * that long and their flows share what is left. Closed forms on one
  * 10 MB message over a 100 MB/s link (100 ms alone): the sender or the
  * receiver computing for its first 40 ms, both at once (one slowed link
- * is the bottleneck, not two slowdowns multiplied), two flows sharing a
- * slowed NIC, 0 (the default) changing nothing; the scenario key reads,
- * writes back and refuses bad values. */
+ * is the bottleneck, not two slowdowns multiplied), herd_compute_until,
+ * compute itself slowed by the send (comm_cpu_slowdown as well), two
+ * flows sharing a slowed NIC, 0 (the default) changing nothing; the scenario
+ * key reads, writes back and refuses bad values. */
 #include <herd/herd.h>
 #include <herd/sim.h>
 #include <stdio.h>
@@ -20,8 +21,10 @@
 
 typedef struct k {
     int sender_computes, receiver_computes, second_flow;
-    uint64_t t_recv;  /* rank 1: its receive of rank 0's message ended */
-    uint64_t t_recv2; /* rank 2: the second flow's receive ended */
+    int until;           /* the receiver computes with herd_compute_until */
+    double cpu_slowdown; /* cluster.comm_cpu_slowdown too */
+    uint64_t t_recv;     /* rank 1: its receive of rank 0's message ended */
+    uint64_t t_recv2;    /* rank 2: the second flow's receive ended */
 } k_t;
 
 /* Rank 0 sends MSG bytes to rank 1 (and, with second_flow, to rank 2 on
@@ -47,7 +50,11 @@ static int prog(herd_comm_t *c, void *arg)
     }
     if (st != HERD_OK)
         return 1;
-    if ((me == 0 && k->sender_computes) || (me == 1 && k->receiver_computes))
+    double done;
+    if (me == 1 && k->receiver_computes && k->until)
+        herd_compute_until(c, 40e-3, req, "until", &done);
+    else if ((me == 0 && k->sender_computes) ||
+             (me == 1 && k->receiver_computes))
         herd_compute(c, 40e-3, NULL);
     herd_req_wait(req);
     herd_req_free(req);
@@ -71,6 +78,7 @@ static void run(k_t *k, double slowdown)
     o.cluster.inter.bandwidth = 1e8;
     o.cluster.inter.latency = 0;
     o.cluster.compute_comm_slowdown = slowdown;
+    o.cluster.comm_cpu_slowdown = k->cpu_slowdown;
     herd_init_t init = {
         .backend = "sim", .world_size = o.cluster.nodes, .engine_opts = &o};
     herd_run_info_t info;
@@ -118,6 +126,26 @@ START_TEST(both_compute)
 }
 END_TEST
 
+START_TEST(receiver_computes_until)
+{
+    k_t k = {.receiver_computes = 1, .until = 1};
+    run(&k, 0.25);
+    /* the 40 ms end before the message: the same as herd_compute */
+    ck_near_ns(k.t_recv, 108000000u);
+}
+END_TEST
+
+START_TEST(both_slowdowns)
+{
+    k_t k = {.sender_computes = 1, .cpu_slowdown = 0.25};
+    run(&k, 0.25);
+    /* the send in flight stretches the 40 ms of compute to 50 ms
+     * (comm_cpu_slowdown), during which the NIC moves 80 MB/s: 4 MB, the
+     * other 6 MB at 100 MB/s take 60 ms */
+    ck_near_ns(k.t_recv, 110000000u);
+}
+END_TEST
+
 START_TEST(shared_nic)
 {
     k_t k = {.sender_computes = 1, .second_flow = 1};
@@ -159,6 +187,8 @@ int main(void)
     tcase_add_test(tc, sender_computes);
     tcase_add_test(tc, receiver_computes);
     tcase_add_test(tc, both_compute);
+    tcase_add_test(tc, receiver_computes_until);
+    tcase_add_test(tc, both_slowdowns);
     tcase_add_test(tc, shared_nic);
     tcase_add_test(tc, scenario_key);
     suite_add_tcase(s, tc);
