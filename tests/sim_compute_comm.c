@@ -86,74 +86,66 @@ static void run(k_t *k, double slowdown)
     herd_run_info_clear(&info);
 }
 
-/* within a nanosecond or two of rounding */
-#define ck_near_ns(got, want)                                                  \
-    ck_assert_msg((got) + 2 >= (want) && (got) <= (want) + 2,                  \
-                  "%s: %llu ns, want %llu", #got, (unsigned long long)(got),   \
-                  (unsigned long long)(want))
+/* One closed form: the setting, and when rank 1 (and rank 2) have the
+ * message. */
+typedef struct closed {
+    const char *what;
+    k_t k;
+    double slowdown;
+    uint64_t want, want2;
+} closed_t;
 
-START_TEST(off_by_default)
-{
-    k_t k = {.sender_computes = 1, .receiver_computes = 1};
-    run(&k, 0);
-    ck_near_ns(k.t_recv, 100000000u); /* 10 MB at 100 MB/s */
-}
-END_TEST
-
-START_TEST(sender_computes)
-{
-    k_t k = {.sender_computes = 1};
-    run(&k, 0.25);
+static const closed_t cases[] = {
+    /* 10 MB at 100 MB/s */
+    {"off by default",
+     {.sender_computes = 1, .receiver_computes = 1},
+     0,
+     100000000u,
+     0},
     /* 40 ms at 80 MB/s move 3.2 MB, the other 6.8 MB take 68 ms */
-    ck_near_ns(k.t_recv, 108000000u);
-}
-END_TEST
-
-START_TEST(receiver_computes)
-{
-    k_t k = {.receiver_computes = 1};
-    run(&k, 0.25);
-    ck_near_ns(k.t_recv, 108000000u);
-}
-END_TEST
-
-START_TEST(both_compute)
-{
-    k_t k = {.sender_computes = 1, .receiver_computes = 1};
-    run(&k, 0.25);
+    {"the sender computes", {.sender_computes = 1}, 0.25, 108000000u, 0},
+    {"the receiver computes", {.receiver_computes = 1}, 0.25, 108000000u, 0},
     /* each end's link is at 80 MB/s: the path is, not 64 */
-    ck_near_ns(k.t_recv, 108000000u);
-}
-END_TEST
-
-START_TEST(receiver_computes_until)
-{
-    k_t k = {.receiver_computes = 1, .until = 1};
-    run(&k, 0.25);
+    {"both compute",
+     {.sender_computes = 1, .receiver_computes = 1},
+     0.25,
+     108000000u,
+     0},
     /* the 40 ms end before the message: the same as herd_compute */
-    ck_near_ns(k.t_recv, 108000000u);
-}
-END_TEST
-
-START_TEST(both_slowdowns)
-{
-    k_t k = {.sender_computes = 1, .cpu_slowdown = 0.25};
-    run(&k, 0.25);
+    {"the receiver computes until",
+     {.receiver_computes = 1, .until = 1},
+     0.25,
+     108000000u,
+     0},
     /* the send in flight stretches the 40 ms of compute to 50 ms
      * (comm_cpu_slowdown), during which the NIC moves 80 MB/s: 4 MB, the
      * other 6 MB at 100 MB/s take 60 ms */
-    ck_near_ns(k.t_recv, 110000000u);
-}
-END_TEST
+    {"both slowdowns",
+     {.sender_computes = 1, .cpu_slowdown = 0.25},
+     0.25,
+     110000000u,
+     0},
+    /* two flows share rank 0's NIC: 40 MB/s each for 40 ms (1.6 MB), then
+     * 50 MB/s each for the other 8.4 MB: 168 ms + 40 ms */
+    {"a shared NIC",
+     {.sender_computes = 1, .second_flow = 1},
+     0.25,
+     208000000u,
+     208000000u},
+};
 
-START_TEST(shared_nic)
+START_TEST(closed_forms)
 {
-    k_t k = {.sender_computes = 1, .second_flow = 1};
-    run(&k, 0.25);
-    /* two flows share rank 0's NIC: 40 MB/s each for 40 ms (1.6 MB),
-     * then 50 MB/s each for the other 8.4 MB: 168 ms + 40 ms */
-    ck_near_ns(k.t_recv, 208000000u);
-    ck_near_ns(k.t_recv2, 208000000u);
+    const closed_t *c = &cases[_i];
+    k_t k = c->k;
+    run(&k, c->slowdown);
+    ck_assert_msg(k.t_recv + 2 >= c->want && k.t_recv <= c->want + 2,
+                  "%s: %llu ns, want %llu", c->what,
+                  (unsigned long long)k.t_recv, (unsigned long long)c->want);
+    ck_assert_msg(!c->want2 ||
+                      (k.t_recv2 + 2 >= c->want2 && k.t_recv2 <= c->want2 + 2),
+                  "%s: second flow %llu ns, want %llu", c->what,
+                  (unsigned long long)k.t_recv2, (unsigned long long)c->want2);
 }
 END_TEST
 
@@ -183,13 +175,8 @@ int main(void)
 {
     Suite *s = suite_create("sim_compute_comm");
     TCase *tc = tcase_create("core");
-    tcase_add_test(tc, off_by_default);
-    tcase_add_test(tc, sender_computes);
-    tcase_add_test(tc, receiver_computes);
-    tcase_add_test(tc, both_compute);
-    tcase_add_test(tc, receiver_computes_until);
-    tcase_add_test(tc, both_slowdowns);
-    tcase_add_test(tc, shared_nic);
+    tcase_add_loop_test(tc, closed_forms, 0,
+                        (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(tc, scenario_key);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
