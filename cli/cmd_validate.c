@@ -26,7 +26,7 @@ static const char usage[] =
     "         [--rates R1,R2,...] [--nproc N] [--colls C1,C2,...]\n"
     "         [--set KEY=VALUE]... [--no-calibrate] [--calibrate-bytes B]\n"
     "         [--calibration FILE] [--torch [--python PATH]]\n"
-    "         [--keep-testbed] [--timeout S] [--cc NAME]\n"
+    "         [--keep-testbed] [--timeout S] [--cc NAME] [--comm-cpu]\n"
     "Runs SCENARIO's workload on the simulator and on the tcp engine, and\n"
     "compares them. Real runs use the testbed (as root: N hosts, default\n"
     "the scenario's world size, links shaped to RATE, default the\n"
@@ -47,6 +47,8 @@ static const char usage[] =
     "--calibration FILE: the links as an earlier calibration measured them.\n"
     "--cc NAME: the testbed hosts' TCP congestion control (herd testbed up\n"
     "--cc; default cubic).\n"
+    "--comm-cpu: calibrate with --comm-cpu and predict with what compute\n"
+    "costs the links (cluster.compute_comm_slowdown; docs/network-model.md).\n"
     "Exit: 0 ok, 1 a run failed, 2 bad usage or input, 77 no testbed (or,\n"
     "with --torch, no importable torch) here.\n";
 
@@ -169,6 +171,8 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
             o->calibration = argv[++i];
         else if (!strcmp(a, "--no-calibrate"))
             o->calibrate = 0;
+        else if (!strcmp(a, "--comm-cpu"))
+            o->comm_cpu = 1;
         else if (!strcmp(a, "--keep-testbed"))
             o->keep = 1;
         else if (a[0] == '-')

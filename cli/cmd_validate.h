@@ -29,6 +29,8 @@ typedef struct vopts {
     char timeout_str[32];
     char self[1024];
     int torch;         /* --torch: real PyTorch DDP is the measured side */
+    int comm_cpu;      /* --comm-cpu: calibrate and predict with
+                          cluster.compute_comm_slowdown */
     char python[1024]; /* --python (default /usr/bin/python3) */
     double rates[V_MAX_RATES]; /* --rates, bits/s */
     char rate_names[V_MAX_RATES][32];

@@ -62,6 +62,8 @@ START_TEST(validate_loop_reports)
     ck_assert_ptr_nonnull(strstr(out, "calibrated inter link"));
     /* tbf's bucket, fitted, goes into the prediction */
     ck_assert_msg(strstr(out, ", burst "), "%s", out);
+    /* what compute costs the links only with --comm-cpu */
+    ck_assert_msg(!strstr(out, "slower beside compute"), "%s", out);
     free(out);
     snprintf(args, sizeof(args), "%s/v/report.md", dir);
     char *md = tu_read_file(args);
@@ -96,15 +98,15 @@ END_TEST
 
 /* A calibration whose bandwidth is far from what TCP gets on the shaped
  * link is measured again, then kept with a warning: a sweep up to 64 KiB
- * stays inside tbf's 128 KiB burst and cannot see the 200 Mbit/s. Its
- * all_reduces are too short to tell what compute costs them: not
- * measured, and the log says so. */
+ * stays inside tbf's 128 KiB burst and cannot see the 200 Mbit/s. With
+ * --comm-cpu, its all_reduces are too short to tell what compute costs
+ * them: not measured, and the log says so. */
 START_TEST(validate_calibration_disturbed)
 {
     char *out = NULL, *dir = tu_tmpdir(), args[2048], src[1024];
     snprintf(args, sizeof(args),
              "validate %s --hosts 2 --bandwidth 200Mbit -o %s/v "
-             "--colls all_reduce --calibrate-bytes 64KiB "
+             "--colls all_reduce --calibrate-bytes 64KiB --comm-cpu "
              "--set workload.sweep.min=64KiB --set workload.sweep.max=64KiB "
              "--set workload.sweep.iters=1 --set workload.sweep.warmup=0 "
              "--timeout 120",
