@@ -5,7 +5,9 @@
 # Usage: sh bench/torch_validate/run.sh RATE...   (root; e.g. 50Mbit)
 # Env: HERD (herd binary), PY (python with torch), OUT, CAPS, SCEN (the
 # scenario pair SCEN-2h.yaml and SCEN-2h-straggler.yaml: resnet18, the
-# default, or transformer, which has no straggler variant).
+# default, or transformer, which has no straggler variant), COMM_CPU (1,
+# the default: validate --comm-cpu, which these cells are better with,
+# BENCHMARKS.md; 0: without).
 # Each cell is one `herd validate` under flock /tmp/herd-testbed.lock (a
 # minute or so); the first cell of a rate calibrates the links, the others
 # reuse that fit (--calibration). `python3 table.py OUT` makes the table.
@@ -17,6 +19,7 @@ PY=${PY:-/work/venv-torch/bin/python3}
 OUT=${OUT:-$root/out-torch-validate}
 CAPS=${CAPS:-"1 5 25 100"}
 SCEN=${SCEN:-resnet18}
+COMM_CPU=${COMM_CPU:-1}
 LOCK=/tmp/herd-testbed.lock
 # PyTorch 2.x caps the first bucket by bucket_cap_mb when it is given
 # (1.13: 1 MiB): the prediction must bucket as the real job does.
@@ -34,6 +37,7 @@ for rate in "$@"; do
             rm -rf "$dir"
             mkdir -p "$OUT/$rate"
             if [ -f "$cal" ]; then set -- --calibration "$cal"; else set --; fi
+            [ "$COMM_CPU" = 1 ] && set -- "$@" --comm-cpu
             echo "== $rate $variant bucket_cap_mb=$cap"
             flock "$LOCK" "$HERD" validate "$scen" --torch --python "$PY" \
                 --bandwidth "$rate" --set ddp.bucket_cap_mb="$cap" --set ddp.first_bucket_mb=$FIRST \
