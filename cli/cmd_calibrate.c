@@ -309,18 +309,18 @@ static int beside_size(herd_comm_t *w, const cal_args_t *a)
 static double comm_beside_work(herd_comm_t *w, cal_args_t *a, char *buf,
                                double *v, double *alone_out)
 {
-    int p = herd_comm_size(w), k = a->nring ? beside_size(w, a) : -1;
-    double ar = k >= 0 ? a->ring_secs[k] : 0;
-    int64_t go = ar >= CAL_BESIDE_MIN_S; /* rank 0's sweep decides */
-    herd_broadcast(w, &go, 1, HERD_INT64, 0, NULL);
-    if (!go)
+    if (!a->nring) /* every rank ran the same sweep */
         return 0;
-    uint64_t count = k >= 0 ? (uint64_t)a->ring_bytes[k] / 4 : 1024;
-    a->ar_bytes_beside = (double)(count / (uint64_t)p * (uint64_t)p) * 4;
-    count = count / (uint64_t)p * (uint64_t)p;
-    int64_t n = (int64_t)ceil(0.2 / (ar > 0 ? ar : 0.05));
-    n = n < 3 ? 3 : n > 64 ? 64 : n;
+    int p = herd_comm_size(w), k = beside_size(w, a);
+    double ar = a->ring_secs[k];
+    /* rank 0's sweep decides the go and the count for all */
+    int64_t n = ar >= CAL_BESIDE_MIN_S ? (int64_t)ceil(0.2 / ar) : 0;
+    n = n == 0 ? 0 : n < 3 ? 3 : n > 64 ? 64 : n;
     herd_broadcast(w, &n, 1, HERD_INT64, 0, NULL);
+    if (!n)
+        return 0;
+    uint64_t count = (uint64_t)a->ring_bytes[k] / 4 / (uint64_t)p * (uint64_t)p;
+    a->ar_bytes_beside = (double)count * 4;
     double *al = calloc((size_t)(3 * n), sizeof(double));
     double *bs = calloc((size_t)(3 * n), sizeof(double));
     double r = 0;

@@ -62,6 +62,9 @@ herd_status_t sim_net_create(const herd_sim_opts_t *opts, int world_size,
     s->comp_links = malloc(s->nlinks * sizeof(*s->comp_links));
     if (!s->dirty || !s->comp_links)
         goto fail;
+    if (s->cl.compute_comm_slowdown > 0 &&
+        !(s->busy = calloc(s->nlinks, sizeof(*s->busy))))
+        goto fail;
     *out = net;
     return HERD_OK;
 fail:
@@ -82,6 +85,7 @@ void sim_net_destroy(sim_net_t *net)
             free(s->links[i].conns);
         free(s->links);
         free(s->pairs);
+        free(s->busy);
         free(s->conns);
         free(s->tab);
         free(s->hint);
@@ -420,12 +424,12 @@ void sim_net_advance(sim_net_t *net, uint64_t t)
 /* One more (busy) or one fewer computing rank behind link li. */
 static void busy_link(net_state_t *s, uint32_t li, int busy, double k)
 {
-    net_link_t *l = &s->links[li];
-    if (busy && l->busy++ == 0) {
-        l->cap_full = l->cap;
-        net_share_set_cap(s, li, l->cap_full / k);
-    } else if (!busy && l->busy > 0 && --l->busy == 0)
-        net_share_set_cap(s, li, l->cap_full);
+    net_busy_t *b = &s->busy[li];
+    if (busy && b->n++ == 0) {
+        b->cap_full = s->links[li].cap;
+        net_share_set_cap(s, li, b->cap_full / k);
+    } else if (!busy && b->n > 0 && --b->n == 0)
+        net_share_set_cap(s, li, b->cap_full);
 }
 
 herd_status_t sim_net_rank_busy(sim_net_t *net, uint64_t now, int rank,
@@ -433,7 +437,7 @@ herd_status_t sim_net_rank_busy(sim_net_t *net, uint64_t now, int rank,
 {
     net_state_t *s = net->st;
     double k = 1 + s->cl.compute_comm_slowdown;
-    if (!(k > 1))
+    if (!(k > 1) || !s->busy)
         return HERD_OK;
     if (bad_rank(s, rank))
         return HERD_ERR_INVALID_ARG;

@@ -38,9 +38,14 @@ typedef struct net_link {
     double burst;    /* token bucket size in bytes (0: none) */
     double tokens;   /* bytes it passes at once, as of t_idle */
     uint64_t t_idle; /* when it last became idle (n == 0), or was topped up */
-    double cap_full; /* capacity while no rank behind it computes */
-    uint32_t busy;   /* ranks behind it computing (compute_comm_slowdown) */
 } net_link_t;
+
+/* compute_comm_slowdown's state of a link, apart from net_link_t so that
+ * the links the settle walks stay as small as they were. */
+typedef struct net_busy {
+    double cap_full; /* capacity while no rank behind it computes */
+    uint32_t n;      /* ranks behind it computing */
+} net_busy_t;
 
 typedef struct net_path {
     uint32_t link[NET_MAX_PATH];
@@ -140,6 +145,7 @@ typedef struct net_state {
     uint32_t nlinks;
     net_pair_t *pairs;
     uint32_t npairs;
+    net_busy_t *busy; /* per link; only with compute_comm_slowdown */
 
     net_conn_t *conns;
     uint32_t nconns, conns_cap;
