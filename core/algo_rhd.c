@@ -17,7 +17,16 @@
  * The whole vector is one range; every message is cut into channel and
  * chunk pieces, and dependencies follow the element ranges: a piece
  * depends on the pieces that wrote what it reads (or that read what it
- * overwrites), found in offset-sorted write logs. */
+ * overwrites), found in offset-sorted write logs.
+ *
+ * The exchanges are step-synchronous, as MPI_Sendrecv makes them: an
+ * exchange's sends go once every piece of the one before has been
+ * received, not piece by piece as their data is ready. Chunks that
+ * ran ahead put two peers' traffic on one link at once, which the links
+ * serve no faster (the bytes a rank moves are the same) and TCP serves
+ * worse: on the testbed the overlapped pieces cost 5-25 % (two senders on
+ * one port lose packets), the synchronous exchanges match the closed
+ * form (BENCHMARKS.md, "rhd's exchanges, one at a time"). */
 #include <stdlib.h>
 
 #include "core/sched_algo.h"
@@ -29,9 +38,10 @@ typedef struct rhd {
     core_buf_t acc; /* where partial sums live: OUT, or SCRATCH for RS */
     int64_t *deps;
     uint64_t deps_cap;
-    core_wlog_t w, w2; /* writers of OUT (current, spare) */
-    core_wlog_t *sent; /* per level: the reduce-scatter's send pieces */
-    core_wlog_t pre;   /* folded even rank: its send of IN */
+    core_wlog_t w, w2;    /* writers of OUT (current, spare) */
+    core_wlog_t *sent;    /* per level: the reduce-scatter's send pieces */
+    core_wlog_t pre;      /* folded even rank: its send of IN */
+    int64_t ex_lo, ex_hi; /* the last exchange's receive steps */
 } rhd_t;
 
 static int rhd_old(const rhd_t *h, int nr)
@@ -61,6 +71,25 @@ static void rhd_msg(rhd_t *h, core_step_kind_t kind, int peer, core_buf_t sb,
                   &h->deps_cap);
 }
 
+/* An exchange's send: after every receive of the last exchange. Not its
+ * sends: a send is done in the simulator when its last byte has left, in
+ * the real engines when the socket or the network library took it, and
+ * waiting for the former held the next exchange back where the real
+ * engines do not wait. */
+static void rhd_send(rhd_t *h, int peer, core_buf_t sb, uint64_t off,
+                     uint64_t len, const core_wlog_t *rd, core_wlog_t *wr)
+{
+    core_wlog_msg_after(h->a, CORE_STEP_SEND, peer, sb, off, CORE_BUF_NONE, off,
+                        len, rd, wr, h->ex_lo, h->ex_hi, &h->deps,
+                        &h->deps_cap);
+    h->ex_lo = core_alg_next(h->a); /* this exchange's receive comes next */
+}
+
+static void rhd_exchanged(rhd_t *h)
+{
+    h->ex_hi = core_alg_next(h->a);
+}
+
 /* Recursive halving: afterwards this rank owns block nr, reduced. */
 static void rhd_halving(rhd_t *h, core_buf_t src)
 {
@@ -71,11 +100,11 @@ static void rhd_halving(rhd_t *h, core_buf_t src)
         int klo = upper ? mid : lo, khi = upper ? hi : mid;
         int slo = upper ? lo : mid, shi = upper ? mid : hi;
         uint64_t so = rhd_boff(h, slo), ko = rhd_boff(h, klo);
-        rhd_msg(h, CORE_STEP_SEND, peer, src, CORE_BUF_NONE, so,
-                rhd_boff(h, shi) - so, &h->w, &h->sent[lv]);
+        rhd_send(h, peer, src, so, rhd_boff(h, shi) - so, &h->w, &h->sent[lv]);
         core_wlog_clear(&h->w2);
         rhd_msg(h, CORE_STEP_RECV_REDUCE, peer, src, h->acc, ko,
                 rhd_boff(h, khi) - ko, &h->w, &h->w2);
+        rhd_exchanged(h);
         core_wlog_t t = h->w;
         h->w = h->w2;
         h->w2 = t;
@@ -94,12 +123,12 @@ static void rhd_doubling(rhd_t *h)
         int before = (h->nr & mask) != 0;
         int plo = before ? lo - mask : hi, phi = before ? lo : hi + mask;
         uint64_t o = rhd_boff(h, lo), po = rhd_boff(h, plo);
-        rhd_msg(h, CORE_STEP_SEND, peer, CORE_BUF_OUT, CORE_BUF_NONE, o,
-                rhd_boff(h, hi) - o, &h->w, NULL);
+        rhd_send(h, peer, CORE_BUF_OUT, o, rhd_boff(h, hi) - o, &h->w, NULL);
         /* arriving data overwrites what the halving sent at this level */
         core_wlog_t got = {0};
         rhd_msg(h, CORE_STEP_RECV, peer, CORE_BUF_NONE, CORE_BUF_OUT, po,
                 rhd_boff(h, phi) - po, &h->sent[lv], &got);
+        rhd_exchanged(h);
         core_wlog_clear(&h->w2);
         const core_wlog_t *parts[2] = {before ? &got : &h->w,
                                        before ? &h->w : &got};
@@ -131,6 +160,7 @@ static void rhd_allreduce(rhd_t *h)
     if (r < 2 * h->rem) {
         rhd_msg(h, CORE_STEP_RECV_REDUCE, r - 1, CORE_BUF_IN, CORE_BUF_OUT, 0,
                 h->n, NULL, &h->w);
+        rhd_exchanged(h);
         src = CORE_BUF_OUT;
     }
     rhd_halving(h, src);
@@ -160,6 +190,7 @@ static void rhd_reduce_scatter(rhd_t *h)
     if (r < 2 * h->rem) {
         rhd_msg(h, CORE_STEP_RECV_REDUCE, r - 1, CORE_BUF_IN, CORE_BUF_SCRATCH,
                 0, h->n, NULL, &h->w);
+        rhd_exchanged(h);
         src = CORE_BUF_SCRATCH;
     }
     rhd_halving(h, src);

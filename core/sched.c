@@ -489,19 +489,58 @@ void core_wlog_free(core_wlog_t *w)
     memset(w, 0, sizeof(*w));
 }
 
-void core_wlog_msg(core_alg_t *a, core_step_kind_t kind, int peer,
-                   core_buf_t sb, uint64_t so, core_buf_t db, uint64_t dof,
-                   uint64_t len, const core_wlog_t *rd, core_wlog_t *wr,
-                   int64_t **deps, uint64_t *cap)
+int64_t core_alg_next(const core_alg_t *a)
+{
+    return a->counts ? (int64_t)a->ncounts : (int64_t)a->s->nsteps;
+}
+
+/* Appends steps [lo, hi) to deps[n..]; returns the new count. */
+static int deps_range(core_alg_t *a, int n, int64_t lo, int64_t hi,
+                      int64_t **deps, uint64_t *cap)
+{
+    uint64_t need = (uint64_t)n + (uint64_t)(hi > lo ? hi - lo : 0);
+    if (need > *cap) {
+        int64_t *d = realloc(*deps, need * sizeof(*d));
+        if (!d) {
+            a->err = HERD_ERR_NO_MEMORY;
+            return n;
+        }
+        *deps = d;
+        *cap = need;
+    }
+    for (int64_t s = lo; s < hi; s++)
+        (*deps)[n++] = s;
+    return n;
+}
+
+void core_wlog_msg_after(core_alg_t *a, core_step_kind_t kind, int peer,
+                         core_buf_t sb, uint64_t so, core_buf_t db,
+                         uint64_t dof, uint64_t len, const core_wlog_t *rd,
+                         core_wlog_t *wr, int64_t after_lo, int64_t after_hi,
+                         int64_t **deps, uint64_t *cap)
 {
     uint64_t np = core_alg_npieces(a, len);
+    uint64_t nck = np / (uint64_t)a->nch; /* pieces per channel */
     for (uint64_t i = 0; i < np; i++) {
         int ch;
         uint64_t off, pl = core_alg_piece(a, len, i, &ch, &off);
         int nd = rd ? core_wlog_deps(a, rd, so + off, pl, deps, cap) : 0;
+        /* the first piece of a channel opens its connection's queue:
+         * the others follow it there */
+        if (i % nck == 0)
+            nd = deps_range(a, nd, after_lo, after_hi, deps, cap);
         int64_t st = core_alg_step(a, kind, peer, ch, sb, so + off, db,
                                    dof + off, pl, *deps, nd);
         if (wr)
             core_wlog_add(a, wr, dof + off, pl, st);
     }
+}
+
+void core_wlog_msg(core_alg_t *a, core_step_kind_t kind, int peer,
+                   core_buf_t sb, uint64_t so, core_buf_t db, uint64_t dof,
+                   uint64_t len, const core_wlog_t *rd, core_wlog_t *wr,
+                   int64_t **deps, uint64_t *cap)
+{
+    core_wlog_msg_after(a, kind, peer, sb, so, db, dof, len, rd, wr, 0, 0, deps,
+                        cap);
 }

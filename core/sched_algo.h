@@ -91,6 +91,16 @@ void core_wlog_msg(core_alg_t *a, core_step_kind_t kind, int peer,
                    core_buf_t sb, uint64_t so, core_buf_t db, uint64_t dof,
                    uint64_t len, const core_wlog_t *rd, core_wlog_t *wr,
                    int64_t **deps, uint64_t *cap);
+/* The same, and the first piece on each channel also waits for every step
+ * numbered [after_lo, after_hi): a message that goes only once an earlier
+ * exchange has ended (rhd's step-synchronous exchanges). */
+void core_wlog_msg_after(core_alg_t *a, core_step_kind_t kind, int peer,
+                         core_buf_t sb, uint64_t so, core_buf_t db,
+                         uint64_t dof, uint64_t len, const core_wlog_t *rd,
+                         core_wlog_t *wr, int64_t after_lo, int64_t after_hi,
+                         int64_t **deps, uint64_t *cap);
+/* The number the next step emitted will get. */
+int64_t core_alg_next(const core_alg_t *a);
 void core_wlog_clear(core_wlog_t *w);
 void core_wlog_free(core_wlog_t *w);
 

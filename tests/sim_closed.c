@@ -157,6 +157,30 @@ START_TEST(rhd_all_reduce)
 }
 END_TEST
 
+/* Chunked, the exchanges stay whole: each one's pieces leave back to back
+ * on one connection, and the next exchange starts when the last piece has
+ * been received (core/algo_rhd.c). Pieces of a later exchange that ran
+ * ahead would share the rank's NIC with the end of this one and end
+ * later: this sum is what the step-synchronous schedule gives. */
+START_TEST(rhd_all_reduce_chunked)
+{
+    static const int ps[] = {4, 8};
+    for (size_t i = 0; i < 2; i++) {
+        int p = ps[i];
+        herd_sim_opts_t o;
+        cluster(&o, p, 1);
+        size_t chunk = 1u << 20;
+        closed_t k = {HERD_COLL_ALL_REDUCE, HERD_ALGO_RHD, 1u << 22, 1, chunk};
+        uint64_t want = 0, msg = 4u * k.count;
+        for (int m = p / 2; m >= 1; m /= 2) {
+            msg /= 2; /* halving and its mirror in the doubling */
+            want += 2 * ((msg / chunk) * tx((double)chunk, 50e9) + lat(5e-6));
+        }
+        ck_assert_uint_eq(simulate(&o, &k), want);
+    }
+}
+END_TEST
+
 START_TEST(tree_all_reduce_two_ranks)
 {
     if (!core_sched_supports(HERD_ALGO_TREE, HERD_COLL_ALL_REDUCE))
@@ -369,6 +393,7 @@ int main(void)
     tcase_add_test(t, ring_all_reduce_reduction_cost);
     tcase_add_test(t, ring_broadcast_pipelined);
     tcase_add_test(t, rhd_all_reduce);
+    tcase_add_test(t, rhd_all_reduce_chunked);
     tcase_add_test(t, tree_all_reduce_two_ranks);
     tcase_add_test(t, tree_all_reduce_complete);
     tcase_add_test(t, tree_all_reduce_power_of_two);

@@ -202,6 +202,65 @@ END_TEST
 /* rd, p = 2: one exchange of the whole vector; the reduce lands in
  * scratch (OUT may alias IN while IN is being sent) and one local copy
  * moves it to OUT. p = 4: two exchanges, the second reduces into OUT. */
+/* rhd's exchanges are step-synchronous: the first piece of each channel
+ * of an exchange's send waits for every receive of the exchange before
+ * it, not only for the pieces whose data it reads (nor for its sends:
+ * they end at different points in the simulator and the real engines);
+ * the other pieces follow it on their connection. */
+static int depends_on(const core_sched_t *s, uint32_t i, uint32_t on)
+{
+    const core_step_t *st = &s->steps[i];
+    for (uint32_t k = 0; k < st->ndeps; k++)
+        if (s->deps[st->dep_off + k] == on)
+            return 1;
+    return 0;
+}
+
+START_TEST(test_rhd_exchanges_synchronous)
+{
+    core_sched_t s = {0};
+    /* p = 4, rank 1: two halvings (of 2,048 then 1,024 elements) and two
+     * doublings, 1 KiB chunks: 8, 4, 4 and 8 pieces a message */
+    core_sched_desc_t d = mk(HERD_COLL_ALL_REDUCE, HERD_ALGO_RHD, 4, 1, 4096);
+    d.chunk_bytes = 1024;
+    ck_assert_int_eq(core_sched_lower(&d, &s), HERD_OK);
+    uint32_t first[4], n = 0, prev = 0;
+    for (uint32_t i = 0; i < s.nsteps; i++)
+        if (s.steps[i].kind == CORE_STEP_SEND &&
+            (i == 0 || s.steps[i - 1].kind != CORE_STEP_SEND) && n < 4)
+            first[n++] = i;
+    ck_assert_uint_eq(n, 4);
+    ck_assert_uint_eq(s.nsteps, 2 * (8 + 4 + 4 + 8));
+    static const uint32_t sent[4] = {8, 4, 4, 8}; /* pieces of each send */
+    for (uint32_t e = 1; e < 4; e++) {
+        /* every receive of the exchange before, none of its sends */
+        for (uint32_t k = prev; k < first[e]; k++)
+            ck_assert_msg(depends_on(&s, first[e], k) ==
+                              (k >= prev + sent[e - 1]),
+                          "exchange %u's first send and step %u", e, k);
+        /* its second piece only for what it reads */
+        ck_assert(!depends_on(&s, first[e] + 1, prev));
+        prev = first[e];
+    }
+    core_sched_fini(&s);
+    /* two channels: the first piece of each */
+    d.channels = 2;
+    ck_assert_int_eq(core_sched_lower(&d, &s), HERD_OK);
+    /* exchange 0: 8 pieces each way (4 per channel); exchange 1's send:
+     * 2 pieces per channel */
+    uint32_t e1 = 16;
+    ck_assert_int_eq(s.steps[e1].kind, CORE_STEP_SEND);
+    ck_assert_int_eq(s.steps[e1].channel, 0);
+    ck_assert_int_eq(s.steps[e1 + 2].channel, 1);
+    for (uint32_t k = 8; k < e1; k++) {
+        ck_assert(depends_on(&s, e1, k));
+        ck_assert(depends_on(&s, e1 + 2, k));
+    }
+    ck_assert(!depends_on(&s, e1 + 1, 0));
+    core_sched_fini(&s);
+}
+END_TEST
+
 START_TEST(test_rd_shape)
 {
     core_sched_t s = {0};
@@ -299,6 +358,7 @@ int main(void)
     tcase_add_test(tc, test_ring_chunks_pipeline);
     tcase_add_test(tc, test_channels);
     tcase_add_test(tc, test_rhd_and_tree_shape);
+    tcase_add_test(tc, test_rhd_exchanges_synchronous);
     tcase_add_test(tc, test_rd_shape);
     tcase_add_test(tc, test_print);
     tcase_add_test(tc, test_large_group);
