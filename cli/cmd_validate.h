@@ -96,14 +96,21 @@ typedef struct validate_row {
     char label[64];
     size_t n;                /* matched records */
     double pred_us, meas_us; /* medians */
-    double err;              /* (pred - meas) / meas */
-    char rate[32];           /* --rates: the link rate of the run */
+    /* the measured durations' 10th and 90th percentiles (nearest rank):
+     * how far the real side's own runs spread around its median */
+    double meas_p10_us, meas_p90_us;
+    double err;    /* (pred - meas) / meas */
+    char rate[32]; /* --rates: the link rate of the run */
 } validate_row_t;
 
 struct validate_rows {
     validate_row_t *rows;
     size_t n, cap;
 };
+
+/* The row's prediction lies within its measured p10 .. p90: a miss of
+ * the median no larger than the real side's own spread. */
+int validate_row_in_spread(const validate_row_t *w);
 
 /* Append a row (copied); HERD_ERR_NO_MEMORY. */
 herd_status_t validate_rows_add(validate_rows_t *rows,

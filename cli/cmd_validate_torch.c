@@ -437,6 +437,8 @@ herd_status_t validate_torch_step_rows(const char *pred_json,
         w.n = (size_t)world;
         w.pred_us = pd[world / 2];
         w.meas_us = md[world / 2];
+        w.meas_p10_us = core_quantile_sorted(md, (size_t)world, 0.1);
+        w.meas_p90_us = core_quantile_sorted(md, (size_t)world, 0.9);
         w.err = w.meas_us > 0 ? (w.pred_us - w.meas_us) / w.meas_us : 0;
         st = validate_rows_add(rows, &w);
     }

@@ -99,6 +99,35 @@ START_TEST(tcp_unwritable_dir)
 }
 END_TEST
 
+/* Each row of report.md gives the measured durations' p10 - p90 around
+ * their median, and the footer counts the rows whose prediction lies in
+ * it. Returns the rows checked. */
+static int check_spread(const char *md)
+{
+    int rows = 0, in = 0;
+    for (const char *l = strstr(md, "\n| all_reduce |"); l;
+         l = strstr(l + 1, "\n| all_reduce |")) {
+        char name[32], algo[16], size[32], label[32];
+        double pred, meas, lo, hi, err;
+        unsigned n;
+        int got =
+            sscanf(l + 1,
+                   "| %31[^ |] | %15[^ |] | %31[^|]| %31[^ |] | %u | "
+                   "%lf | %lf | %lf - %lf | %lf%%",
+                   name, algo, size, label, &n, &pred, &meas, &lo, &hi, &err);
+        ck_assert_msg(got == 10, "row not parsed (%d): %.120s", got, l + 1);
+        ck_assert_msg(lo > 0 && lo <= meas && meas <= hi,
+                      "p10 %.3f, median %.3f, p90 %.3f", lo, meas, hi);
+        in += pred >= lo && pred <= hi;
+        rows++;
+    }
+    char want[64];
+    snprintf(want, sizeof(want), "; %d predicted within the measured p10 - p90",
+             in);
+    ck_assert_msg(strstr(md, want), "footer lacks \"%s\"", want);
+    return rows;
+}
+
 /* herd validate keeps both sides' records and compares them per step. */
 START_TEST(validate_compares_steps)
 {
@@ -114,6 +143,7 @@ START_TEST(validate_compares_steps)
     free(out);
     char *md = tu_read_in(dir, "v/report.md");
     ck_assert_msg(md && strstr(md, "steps: [all_reduce/steps.md]"), "%s", md);
+    ck_assert_int_eq(check_spread(md), 3); /* ring, tree, rhd at 1 MiB */
     free(md);
     md = tu_read_in(dir, "v/all_reduce/steps.md");
     ck_assert_msg(md && strstr(md, "| all_reduce | ring | 1048576 | ") &&

@@ -52,7 +52,8 @@ START_TEST(rates_summary)
     ck_assert_ptr_nonnull(md);
     ck_assert_ptr_nonnull(strstr(md, "| rate | algorithm | rows | median "
                                      "|error| | p95 |error| | max |error| "
-                                     "| within 10% |"));
+                                     "| within 10% | within the measured "
+                                     "p10 - p90 |"));
     /* every rate x algorithm of the sweep (ring, tree, rhd) */
     static const char *rows[] = {"| 100Mbit | ring |", "| 100Mbit | tree |",
                                  "| 100Mbit | rhd |",  "| 400Mbit | ring |",
@@ -66,7 +67,7 @@ START_TEST(rates_summary)
     ck_assert_ptr_nonnull(tsv);
     ck_assert_ptr_nonnull(strstr(tsv, "rate\talgorithm\trows\tmedian_err_pct"
                                       "\tp95_err_pct\tmax_err_pct\t"
-                                      "within_10pct\n"));
+                                      "within_10pct\twithin_meas_p10_p90\n"));
     ck_assert_int_eq(count(tsv, "\n"), 1 + 6 + 1);
     free(tsv);
     /* points: one block per rate, each with its title line */
