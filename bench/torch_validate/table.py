@@ -12,8 +12,10 @@ import statistics
 import sys
 
 STEP = re.compile(r"step time predicted ([\d.]+) s, measured ([\d.]+) s")
+# n, predicted, measured, (since session 10: measured p10 - p90,) error
 ROW = re.compile(r"^\| all_reduce \| \S+ \| [^|]+ \| bucket \d+ \| (\d+) \| "
-                 r"([\d.]+) \| ([\d.]+) \| ([-+\d.]+)%", re.M)
+                 r"([\d.]+) \| ([\d.]+) \|(?: [\d.]+ - [\d.]+ \|)? "
+                 r"([-+\d.]+)%", re.M)
 
 
 def cells(out):
