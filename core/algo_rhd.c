@@ -24,9 +24,10 @@
  * received, not piece by piece as their data is ready. Chunks that
  * ran ahead put two peers' traffic on one link at once, which the links
  * serve no faster (the bytes a rank moves are the same) and TCP serves
- * worse: on the testbed the overlapped pieces cost 5-25 % (two senders on
- * one port lose packets), the synchronous exchanges match the closed
- * form (BENCHMARKS.md, "rhd's exchanges, one at a time"). */
+ * worse: side by side on the testbed the overlapped pieces cost 5-25 %
+ * (two senders on one port lose packets), and the synchronous exchanges
+ * take the closed form's time in most runs (BENCHMARKS.md, "rhd's
+ * exchanges, one at a time"). */
 #include <stdlib.h>
 
 #include "core/sched_algo.h"
