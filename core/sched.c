@@ -4,6 +4,7 @@
  * runs in a counting mode (core_sched_counts): the algorithms' own
  * arithmetic gives every step's count, but no step is stored. */
 #include <assert.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -499,6 +500,10 @@ static int deps_range(core_alg_t *a, int n, int64_t lo, int64_t hi,
                       int64_t **deps, uint64_t *cap)
 {
     uint64_t need = (uint64_t)n + (uint64_t)(hi > lo ? hi - lo : 0);
+    if (need > INT_MAX) { /* a step's dependency count is an int */
+        a->err = HERD_ERR_OVERFLOW;
+        return n;
+    }
     if (need > *cap) {
         int64_t *d = realloc(*deps, need * sizeof(*d));
         if (!d) {
