@@ -299,6 +299,8 @@ static int beside_size(herd_comm_t *w, const cal_args_t *a)
  * wake-up that waits for a core (milliseconds on a busy machine), not a
  * slower rate: no compute_comm_slowdown is measured from it. */
 #define CAL_BESIDE_MIN_S 0.02
+/* All_reduces per round beside the work at most (about 0.2 s of them). */
+#define CAL_BESIDE_MAX_N 64
 
 /* --comm-cpu, the other way round: what compute costs communication
  * (cluster.compute_comm_slowdown). Three rounds of n all_reduces (of
@@ -315,16 +317,16 @@ static double comm_beside_work(herd_comm_t *w, cal_args_t *a, char *buf,
     double ar = a->ring_secs[k];
     /* rank 0's sweep decides the go and the count for all */
     int64_t n = ar >= CAL_BESIDE_MIN_S ? (int64_t)ceil(0.2 / ar) : 0;
-    n = n == 0 ? 0 : n < 3 ? 3 : n > 64 ? 64 : n;
+    n = n == 0 ? 0 : n < 3 ? 3 : n > CAL_BESIDE_MAX_N ? CAL_BESIDE_MAX_N : n;
     herd_broadcast(w, &n, 1, HERD_INT64, 0, NULL);
     if (!n)
         return 0;
     uint64_t count = (uint64_t)a->ring_bytes[k] / 4 / (uint64_t)p * (uint64_t)p;
     a->ar_bytes_beside = (double)count * 4;
-    double *al = calloc((size_t)(3 * n), sizeof(double));
-    double *bs = calloc((size_t)(3 * n), sizeof(double));
-    double r = 0;
-    for (int i = 0; al && bs && i < 3; i++) {
+    /* on the stack: a rank whose allocation failed would skip the
+     * collectives the others run, and they would wait for it */
+    double al[3 * CAL_BESIDE_MAX_N], bs[3 * CAL_BESIDE_MAX_N];
+    for (int i = 0; i < 3; i++) {
         herd_barrier(w, NULL);
         timed_all_reduces(w, buf, count, n, al + i * n);
         cal_work_job_t j = {v, 0};
@@ -336,13 +338,8 @@ static double comm_beside_work(herd_comm_t *w, cal_args_t *a, char *buf,
         if (started)
             pthread_join(th, NULL);
     }
-    if (al && bs) {
-        *alone_out = core_median(al, (size_t)(3 * n));
-        r = core_median(bs, (size_t)(3 * n));
-    }
-    free(al);
-    free(bs);
-    return r;
+    *alone_out = core_median(al, (size_t)(3 * n));
+    return core_median(bs, (size_t)(3 * n));
 }
 
 /* --comm-cpu: the same work alone and beside all_reduces of the largest

@@ -13,6 +13,23 @@
 /* `herd ARGS`, output captured. */
 #define herd tu_herd
 
+/* `herd validate` of the shipped testbed scenario on 2 hosts at 200
+ * Mbit/s into DIR/v, with `extra` options and one 64 KiB .. max sweep of
+ * `iters` (no warm-up); returns the exit code, output in *out. */
+static int validate_small(const char *dir, const char *extra, const char *max,
+                          int iters, char **out)
+{
+    char args[2048], src[1024];
+    snprintf(args, sizeof(args),
+             "validate %s --hosts 2 --bandwidth 200Mbit -o %s/v %s "
+             "--set workload.sweep.min=64KiB --set workload.sweep.max=%s "
+             "--set workload.sweep.iters=%d --set workload.sweep.warmup=0 "
+             "--timeout 120",
+             tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml"),
+             dir, extra, max, iters);
+    return herd(args, out);
+}
+
 START_TEST(calibrate_writes_cluster)
 {
     char *out = NULL, *dir = tu_tmpdir(), args[1024];
@@ -48,16 +65,12 @@ END_TEST
 
 START_TEST(validate_loop_reports)
 {
-    char *out = NULL, *dir = tu_tmpdir(), args[2048], src[1024];
-    snprintf(args, sizeof(args),
-             "validate %s --hosts 2 --bandwidth 200Mbit -o %s/v "
-             "--colls all_reduce,broadcast --calibrate-bytes 1MiB "
-             "--set workload.sweep.min=64KiB --set workload.sweep.max=256KiB "
-             "--set workload.sweep.iters=2 --set workload.sweep.warmup=0 "
-             "--timeout 120",
-             tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml"),
-             dir);
-    ck_assert_int_eq(herd(args, &out), 0);
+    char *out = NULL, *dir = tu_tmpdir(), args[2048];
+    ck_assert_int_eq(
+        validate_small(dir,
+                       "--colls all_reduce,broadcast --calibrate-bytes 1MiB",
+                       "256KiB", 2, &out),
+        0);
     ck_assert_ptr_nonnull(strstr(out, "median |error|"));
     ck_assert_ptr_nonnull(strstr(out, "calibrated inter link"));
     /* tbf's bucket, fitted, goes into the prediction */
@@ -103,16 +116,12 @@ END_TEST
  * them: not measured, and the log says so. */
 START_TEST(validate_calibration_disturbed)
 {
-    char *out = NULL, *dir = tu_tmpdir(), args[2048], src[1024];
-    snprintf(args, sizeof(args),
-             "validate %s --hosts 2 --bandwidth 200Mbit -o %s/v "
-             "--colls all_reduce --calibrate-bytes 64KiB --comm-cpu "
-             "--set workload.sweep.min=64KiB --set workload.sweep.max=64KiB "
-             "--set workload.sweep.iters=1 --set workload.sweep.warmup=0 "
-             "--timeout 120",
-             tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml"),
-             dir);
-    ck_assert_int_eq(herd(args, &out), 0);
+    char *out = NULL, *dir = tu_tmpdir();
+    ck_assert_int_eq(
+        validate_small(dir,
+                       "--colls all_reduce --calibrate-bytes 64KiB --comm-cpu",
+                       "64KiB", 1, &out),
+        0);
     const char *again = strstr(out, "on the shaped link");
     ck_assert_msg(again && strstr(again, ": calibrating again"), "%s", out);
     ck_assert_msg(strstr(out, "validate: warning: the calibrated bandwidth"),
