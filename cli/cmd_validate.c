@@ -27,6 +27,7 @@ static const char usage[] =
     "         [--set KEY=VALUE]... [--no-calibrate] [--calibrate-bytes B]\n"
     "         [--calibration FILE] [--torch [--python PATH]]\n"
     "         [--keep-testbed] [--timeout S] [--cc NAME] [--comm-cpu]\n"
+    "         [--from DIR]\n"
     "Runs SCENARIO's workload on the simulator and on the tcp engine, and\n"
     "compares them. Real runs use the testbed (as root: N hosts, default\n"
     "the scenario's world size, links shaped to RATE, default the\n"
@@ -49,6 +50,10 @@ static const char usage[] =
     "--cc; default cubic).\n"
     "--comm-cpu: calibrate with --comm-cpu and predict with what compute\n"
     "costs the links (cluster.compute_comm_slowdown; docs/network-model.md).\n"
+    "--from DIR: nothing real runs; predict again (with this herd and\n"
+    "these --set) against DIR's measurements, traces and calibration (DIR:\n"
+    "an earlier herd validate -o, of the same scenario, hosts and --colls;\n"
+    "with --rates, DIR/<rate> per rate).\n"
     "Exit: 0 ok, 1 a run failed, 2 bad usage or input, 77 no testbed (or,\n"
     "with --torch, no importable torch) here.\n";
 
@@ -169,6 +174,8 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
             snprintf(o->python, sizeof(o->python), "%s", argv[++i]);
         else if (!strcmp(a, "--calibration") && more)
             o->calibration = argv[++i];
+        else if (!strcmp(a, "--from") && more)
+            o->from = argv[++i];
         else if (!strcmp(a, "--no-calibrate"))
             o->calibrate = 0;
         else if (!strcmp(a, "--comm-cpu"))
@@ -190,6 +197,9 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
     if (o->nrates && o->calibration)
         return cli_usage_error("validate", "--rates calibrates each rate: "
                                            "not with --calibration");
+    if (o->from && o->torch)
+        return cli_usage_error("validate", "--from re-predicts herd's own "
+                                           "measurements: not with --torch");
     if (o->python[0] && !o->torch)
         return cli_usage_error("validate", "--python goes with --torch");
     if (!o->python[0])

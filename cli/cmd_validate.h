@@ -36,8 +36,10 @@ typedef struct vopts {
     char rate_names[V_MAX_RATES][32];
     int nrates;
     const char *calibration; /* --calibration FILE: reuse, do not measure */
-    char cc[16]; /* --cc: the testbed hosts' TCP congestion control ("":
-                    the testbed's default) */
+    char cc[16];      /* --cc: the testbed hosts' TCP congestion control ("":
+                         the testbed's default) */
+    const char *from; /* --from DIR: an earlier validation's measurements */
+    char from_cal[1024];
     /* derived */
     int world, testbed_made;
     char cc_used[16]; /* what the testbed's hosts run */
@@ -65,6 +67,21 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
 int validate_run_self(char *const argv[], const char *log_path);
 /* Run the program argv[0] (looked up on PATH) the same way. */
 int validate_run_prog(char *const argv[], const char *log_path);
+
+/* --from DIR (cmd_validate_from.c). 0 when DIR is a directory other
+ * than -o's (which must exist), else 1 with a message. */
+int validate_from_apart(const vopts_t *o);
+/* The earlier run's trace of workload
+ * `name` into `trace`: 0, or 1 with a message when DIR has none. */
+int validate_from_trace(const vopts_t *o, const char *name, char *trace,
+                        size_t len);
+/* Take DIR/calibration.yaml as --calibration unless one was given or
+ * calibration is off; without it, predict with the scenario's links (a
+ * note says so). 1 when it was taken. */
+int validate_from_calibration(vopts_t *o);
+/* Copy DIR/<name>/measured/'s files into dir/measured: 0, or 1 with a
+ * message. */
+int validate_from_measured(const vopts_t *o, const char *name, const char *dir);
 
 /* --torch (cmd_validate_torch.c). 0 when `o->python` imports torch, else
  * 77 with the reason printed; 2 when the scenario has no DDP workload. */

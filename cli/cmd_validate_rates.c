@@ -163,9 +163,13 @@ int validate_rates(vopts_t *o, const trace_scenario_t *sc)
         return 2;
     for (int r = 0; r < o->nrates && rc == 0; r++) {
         vopts_t one = *o;
-        char dir[1100];
+        char dir[1100], from[1100];
         snprintf(dir, sizeof(dir), "%s/%s", o->out, o->rate_names[r]);
         one.out = dir;
+        if (o->from) { /* that rate's own measurements and calibration */
+            snprintf(from, sizeof(from), "%s/%s", o->from, o->rate_names[r]);
+            one.from = from;
+        }
         one.rate_bps = o->rates[r];
         one.nrates = 0;
         printf("validate: == %s\n", o->rate_names[r]);

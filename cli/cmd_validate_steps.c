@@ -359,8 +359,8 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
     path_join(dir, sizeof(dir), o->out, w->name);
     mkdir(dir, 0755);
     path_join(log, sizeof(log), dir, "run.log");
-    printf("validate: %s: predicting, measuring, comparing (log: %s)\n",
-           w->name, log);
+    printf("validate: %s: predicting, %s, comparing (log: %s)\n", w->name,
+           o->from ? "taking the earlier measurements" : "measuring", log);
     fflush(stdout);
     steps_env(o, dir, "predicted");
     int bad = predict(o, w, dir, log);
@@ -372,8 +372,9 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
     /* --torch: real PyTorch measures, its records aligned to the
      * prediction's, so that compare and the report read them as any. */
     steps_env(o, dir, "measured");
-    bad = o->torch ? validate_torch_measure(o, sc, dir, log) != 0
-                   : measure(o, sc, w, dir, log) != 0;
+    bad = o->torch  ? validate_torch_measure(o, sc, dir, log) != 0
+          : o->from ? validate_from_measured(o, w->name, dir) != 0
+                    : measure(o, sc, w, dir, log) != 0;
     steps_env(o, dir, NULL);
     if (bad) {
         fprintf(stderr, "herd validate: %s failed, see %s\n", w->name, log);
@@ -423,10 +424,18 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
         return 2;
     if (o->torch && (rc = validate_torch_probe(o, sc)) != 0)
         return rc;
-    if (!o->nproc && (rc = validate_setup_testbed(o, sc)) != 0)
+    if (o->from && validate_from_apart(o))
+        return 2;
+    if (!o->nproc && !o->from && (rc = validate_setup_testbed(o, sc)) != 0)
         return rc;
     if ((rc = workloads(o, sc, wl, &nwl)) != 0)
         return rc;
+    for (int i = 0; o->from && i < nwl; i++) /* what was measured */
+        if (validate_from_trace(o, wl[i].name, wl[i].trace,
+                                sizeof(wl[i].trace)))
+            return 1;
+    if (o->from)
+        validate_from_calibration(o);
     if (o->calibrate && (rc = calibrate(o, sc)) != 0)
         return rc;
     validate_rows_t rows = {0};
@@ -434,6 +443,9 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
     FILE *sum = fmemopen(setup, sizeof(setup), "w");
     if (!sum)
         return 1;
+    if (o->from)
+        fprintf(sum, "Measured earlier (`--from %s`, not run again); ",
+                o->from);
     fprintf(sum, "Real side: %s%s%s%s with %d ranks%s; simulator: %s",
             o->nproc ? "local processes (herd launch)" : "the testbed",
             o->cc_used[0] ? " (TCP congestion control " : "", o->cc_used,

@@ -30,6 +30,21 @@ static int validate_small(const char *dir, const char *extra, const char *max,
     return herd(args, out);
 }
 
+/* Field `col` (1: the collective) of the report row that starts with
+ * `row`, into buf; 0 when found. */
+static int report_field(const char *md, const char *row, int col, char *buf,
+                        size_t len)
+{
+    const char *p = strstr(md, row);
+    for (int k = 0; p && k < col; k++)
+        p = strchr(p + 1, '|');
+    const char *end = p ? strchr(p + 1, '|') : NULL;
+    if (!end || (size_t)(end - p) > len)
+        return 1;
+    snprintf(buf, len, "%.*s", (int)(end - p - 1), p + 1);
+    return 0;
+}
+
 START_TEST(calibrate_writes_cluster)
 {
     char *out = NULL, *dir = tu_tmpdir(), args[1024];
@@ -62,6 +77,50 @@ START_TEST(calibrate_writes_cluster)
     free(dir);
 }
 END_TEST
+
+/* --from: the same measurements predicted again, with no testbed up.
+ * Unchanged, the report's rows are the first run's; predicted with the
+ * scenario's links instead of the calibrated ones (400 against 200
+ * Mbit/s), every row's measured column stays and its prediction moves. */
+static void validate_again(const char *dir)
+{
+    char *out = NULL, args[2048], src[1024], a[64], b[64];
+    const char *row = "| all_reduce | ring | 64 KiB |";
+    tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml");
+    const char *opts = "--colls all_reduce,broadcast --hosts 2 "
+                       "--set workload.sweep.min=64KiB --set "
+                       "workload.sweep.max=256KiB --set "
+                       "workload.sweep.iters=2 --set workload.sweep.warmup=0";
+    snprintf(args, sizeof(args), "validate %s %s --from %s/v -o %s/w", src,
+             opts, dir, dir);
+    ck_assert_int_eq(herd(args, &out), 0);
+    ck_assert_msg(strstr(out, "taking the earlier measurements"), "%s", out);
+    ck_assert_msg(!strstr(out, "calibrating the links"), "%s", out);
+    free(out);
+    char *v = tu_read_in(dir, "v/report.md"),
+         *w = tu_read_in(dir, "w/report.md");
+    ck_assert_ptr_nonnull(strstr(w, "Measured earlier (`--from "));
+    const char *rows_v = strstr(v, "| collective"),
+               *rows_w = strstr(w, "| collective");
+    ck_assert_ptr_nonnull(rows_v);
+    ck_assert_ptr_nonnull(rows_w);
+    ck_assert_str_eq(rows_v, rows_w); /* every row, and the footer */
+    free(w);
+    snprintf(args, sizeof(args),
+             "validate %s %s --from %s/v -o %s/x --no-calibrate", src, opts,
+             dir, dir);
+    ck_assert_int_eq(herd(args, &out), 0);
+    free(out);
+    w = tu_read_in(dir, "x/report.md");
+    ck_assert_int_eq(report_field(v, row, 6, a, sizeof(a)), 0);
+    ck_assert_int_eq(report_field(w, row, 6, b, sizeof(b)), 0);
+    ck_assert_str_eq(a, b); /* measured (ms) */
+    ck_assert_int_eq(report_field(v, row, 5, a, sizeof(a)), 0);
+    ck_assert_int_eq(report_field(w, row, 5, b, sizeof(b)), 0);
+    ck_assert_str_ne(a, b); /* predicted (ms) */
+    free(w);
+    free(v);
+}
 
 START_TEST(validate_loop_reports)
 {
@@ -105,6 +164,7 @@ START_TEST(validate_loop_reports)
     fclose(f);
     herd("testbed down", &out); /* validate took it down; stays idempotent */
     free(out);
+    validate_again(dir);
     free(dir);
 }
 END_TEST
@@ -146,6 +206,25 @@ START_TEST(validate_bad_input)
     free(out);
     ck_assert_int_eq(herd("calibrate --engine sim", &out), 2);
     free(out);
+    /* --from a directory that holds no validation: says what is missing */
+    char *dir = tu_tmpdir(), args[2048], src[1024];
+    snprintf(args, sizeof(args), "validate %s --from %s -o %s/o",
+             tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml"),
+             dir, dir);
+    ck_assert_int_eq(herd(args, &out), 1);
+    ck_assert_msg(strstr(out, "no all_reduce/trace.json"), "%s", out);
+    free(out);
+    snprintf(args, sizeof(args), "validate %s --from %s -o %s/o --torch", src,
+             dir, dir);
+    ck_assert_int_eq(herd(args, &out), 2);
+    free(out);
+    /* never into the directory it reads */
+    snprintf(args, sizeof(args), "validate %s --from %s -o %s/.", src, dir,
+             dir);
+    ck_assert_int_eq(herd(args, &out), 2);
+    ck_assert_msg(strstr(out, "is the -o directory"), "%s", out);
+    free(out);
+    tu_tmpdir_free(dir);
 }
 END_TEST
 
