@@ -70,6 +70,23 @@ START_TEST(rates_summary)
                                       "within_10pct\twithin_meas_p10_p90\n"));
     ck_assert_int_eq(count(tsv, "\n"), 1 + 6 + 1);
     free(tsv);
+    /* --from: each rate predicted again from its own measurements, with
+     * no testbed: the same summary, to the digit */
+    snprintf(args, sizeof(args),
+             "validate %s --hosts 2 --rates 100Mbit,400Mbit -o %s/w "
+             "--from %s/v --colls all_reduce "
+             "--set workload.sweep.min=64KiB --set workload.sweep.max=256KiB "
+             "--set workload.sweep.iters=2 --set workload.sweep.warmup=0",
+             src, dir, dir);
+    ck_assert_int_eq(herd(args, &out), 0);
+    ck_assert_msg(!strstr(out, "calibrating"), "%s", out);
+    free(out);
+    tsv = tu_read_in(dir, "v/summary.tsv");
+    char *again = tu_read_in(dir, "w/summary.tsv");
+    ck_assert_ptr_nonnull(again);
+    ck_assert_str_eq(tsv, again);
+    free(again);
+    free(tsv);
     /* points: one block per rate, each with its title line */
     snprintf(path, sizeof(path), "%s/v/points.tsv", dir);
     char *pts = tu_read_file(path);
