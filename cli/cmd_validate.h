@@ -71,8 +71,8 @@ int validate_run_prog(char *const argv[], const char *log_path);
 /* --from DIR (cmd_validate_from.c). 0 when DIR is a directory other
  * than -o's (which must exist), else 1 with a message. */
 int validate_from_apart(const vopts_t *o);
-/* The earlier run's trace of workload
- * `name` into `trace`: 0, or 1 with a message when DIR has none. */
+/* The earlier run's trace of workload `name` into `trace`: 0, or 1 with
+ * a message when DIR has none. */
 int validate_from_trace(const vopts_t *o, const char *name, char *trace,
                         size_t len);
 /* Take DIR/calibration.yaml as --calibration unless one was given or
