@@ -93,8 +93,9 @@ static int parse_time(const char *cmd, const char *name, const char *v,
     if (trace_parse_time(v, &x) != HERD_OK || !(x >= 0))
         return bad(cmd, name, v, TRACE_FORM_TIME);
     if (x > 3600) { /* the latencies' range in scenarios, too */
-        cli_usage_error(cmd, "%s: '%s' is out of range; expected a time "
-                             "between 0s and 3600s",
+        cli_usage_error(cmd,
+                        "%s: '%s' is out of range; expected a time "
+                        "between 0s and 3600s",
                         name, v);
         return -1;
     }

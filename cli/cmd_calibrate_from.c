@@ -48,8 +48,10 @@ static int cf_parse(int argc, char **argv, cf_args_t *a)
             }
         } else if (!strcmp(argv[i], "--coll") && i + 1 < argc) {
             if (herd_coll_parse(argv[++i], &a->coll) != HERD_OK)
-                return cli_usage_error("calibrate", "--coll: unknown "
-                                       "collective '%s'", argv[i]);
+                return cli_usage_error("calibrate",
+                                       "--coll: unknown "
+                                       "collective '%s'",
+                                       argv[i]);
             a->have_coll = 1;
         } else if (!strcmp(argv[i], "--in-place"))
             a->in_place = 1;
@@ -90,16 +92,19 @@ static int cf_shape(const cf_args_t *a, trace_ncclt_table_t *t,
     if (a->nodes && a->gpn)
         t->nnodes = a->nodes, t->nranks = a->nodes * a->gpn;
     if (!t->have_coll) {
-        fprintf(stderr, "herd calibrate: %s:%u: cannot tell which collective "
+        fprintf(stderr,
+                "herd calibrate: %s:%u: cannot tell which collective "
                 "this table measured (no `Collective test starting` line, no "
                 "*_perf binary name, file name or all_reduce bandwidth "
-                "ratio): pass --coll\n", path, t->line);
+                "ratio): pass --coll\n",
+                path, t->line);
         return 2;
     }
     if (t->nranks < 1) {
-        fprintf(stderr, "herd calibrate: %s:%u: the log names no ranks (no "
-                "`#  Rank` lines): pass --nodes and --gpus-per-node\n", path,
-                t->line);
+        fprintf(stderr,
+                "herd calibrate: %s:%u: the log names no ranks (no "
+                "`#  Rank` lines): pass --nodes and --gpus-per-node\n",
+                path, t->line);
         return 2;
     }
     if (t->nnodes < 1)
@@ -119,14 +124,17 @@ static void cf_print_fit(FILE *out, const char *path,
                          const trace_ncclt_table_t *t,
                          const trace_ncclt_fit_t *f, int group)
 {
-    fprintf(out, "# %s (%s:%u, %d ranks on %d node(s), %s, collective from "
-            "%s):\n", herd_coll_name(t->coll), path, t->line, t->nranks,
-            t->nnodes, group ? "in-place" : "out-of-place", t->coll_from);
+    fprintf(out,
+            "# %s (%s:%u, %d ranks on %d node(s), %s, collective from "
+            "%s):\n",
+            herd_coll_name(t->coll), path, t->line, t->nranks, t->nnodes,
+            group ? "in-place" : "out-of-place", t->coll_from);
     for (int r = 0; r < f->nregimes; r++) {
         const trace_ncclt_regime_t *g = &f->regime[r];
         char bw[32];
         cf_bw(g->beta_Bps, bw, sizeof(bw));
-        fprintf(out, "#   %llu B .. %llu B: alpha %.2f us, bus bandwidth %s, "
+        fprintf(out,
+                "#   %llu B .. %llu B: alpha %.2f us, bus bandwidth %s, "
                 "max residual %.1f%% (%zu sizes)\n",
                 (unsigned long long)g->lo, (unsigned long long)g->hi,
                 g->alpha_s * 1e6, g->beta_Bps > 0 ? bw : "-",
@@ -151,7 +159,8 @@ static void cf_cluster(FILE *out, const trace_ncclt_table_t *t,
     cf_bw(beta, bw, sizeof(bw));
     fprintf(out, "cluster:\n  nodes: %d\n  gpus_per_node: %d\n", t->nnodes,
             gpn);
-    fprintf(out, "  # ring equivalent of %s: bus bandwidth of the large "
+    fprintf(out,
+            "  # ring equivalent of %s: bus bandwidth of the large "
             "sizes; alpha %.2f us over %.0f ring steps\n",
             herd_coll_name(t->coll), small->alpha_s * 1e6, steps);
     fprintf(out, "  %s: {bandwidth: %s, latency: %.3fus}\n", cls, bw,
@@ -165,7 +174,7 @@ static int cf_run(const cf_args_t *a, FILE *out)
     trace_ncclt_table_t best = {0};
     trace_ncclt_fit_t best_fit = {0};
     fprintf(out, "# herd calibrate --from: link parameters fitted to "
-            "nccl-tests output\n");
+                 "nccl-tests output\n");
     for (int i = 0; i < a->nfiles && !rc; i++) {
         trace_ncclt_t log = {0};
         if (trace_ncclt_load(a->files[i], &log, err, sizeof(err))) {

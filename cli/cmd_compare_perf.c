@@ -116,14 +116,16 @@ int cli_compare_perf(const char *pred_path, const char *meas_path, int in_place)
            meas.tables[0].groups > 1 && in_place ? "in-place" : "out-of-place");
     if (pred.tables[0].nranks && meas.tables[0].nranks &&
         pred.tables[0].nranks != meas.tables[0].nranks)
-        fprintf(stderr, "herd compare: warning: the prediction is for %d "
-                "ranks, the measurement ran on %d\n", pred.tables[0].nranks,
-                meas.tables[0].nranks);
+        fprintf(stderr,
+                "herd compare: warning: the prediction is for %d "
+                "ranks, the measurement ran on %d\n",
+                pred.tables[0].nranks, meas.tables[0].nranks);
     double errs[4096], worst_size = 0;
     size_t n = cp_rows(&pred, &meas, group, errs, 4096, &worst_size);
     int rc = 0;
     if (n == 0) {
-        fprintf(stderr, "herd compare: no size matched between %s and %s "
+        fprintf(stderr,
+                "herd compare: no size matched between %s and %s "
                 "(same collective, size, type and reduction needed)\n",
                 pred_path, meas_path);
         rc = 1;

@@ -122,7 +122,8 @@ uint64_t cli_perf_verify(const cli_perf_t *p, int r, int n, uint64_t count,
                                              : 1e-6;
     uint64_t nout = core_coll_recv_count(p->coll, count, n), wrong = 0;
     for (uint64_t j = 0; j < nout; j++) {
-        double want = expected(p, r, n, count, j), got = core_dtype_load(p->dtype, out, j);
+        double want = expected(p, r, n, count, j),
+               got = core_dtype_load(p->dtype, out, j);
         if (!(fabs(got - want) <= tol * fabs(want)))
             wrong++;
     }

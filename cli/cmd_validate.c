@@ -53,7 +53,7 @@ static const char usage[] =
     "--from DIR: nothing real runs; predict again (with this herd and\n"
     "these --set) against DIR's measurements, traces and calibration (DIR:\n"
     "an earlier herd validate -o, of the same scenario, hosts and --colls;\n"
-    "with --rates, DIR/<rate> per rate).\n"
+    "with --rates, DIR/<rate> per rate; with --torch, its PyTorch runs).\n"
     "Exit: 0 ok, 1 a run failed, 2 bad usage or input, 77 no testbed (or,\n"
     "with --torch, no importable torch) here.\n";
 
@@ -197,9 +197,6 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
     if (o->nrates && o->calibration)
         return cli_usage_error("validate", "--rates calibrates each rate: "
                                            "not with --calibration");
-    if (o->from && o->torch)
-        return cli_usage_error("validate", "--from re-predicts herd's own "
-                                           "measurements: not with --torch");
     if (o->python[0] && !o->torch)
         return cli_usage_error("validate", "--python goes with --torch");
     if (!o->python[0])

@@ -92,6 +92,9 @@ int validate_torch_probe(const vopts_t *o, const trace_scenario_t *sc);
  * dir/measured/timeline-rank<R>.json. 0 ok, 1 failed (log says why). */
 int validate_torch_measure(const vopts_t *o, const trace_scenario_t *sc,
                            const char *dir, const char *log);
+/* --from with --torch: DIR's PyTorch records (dir/measured/torch-rank<R>
+ * .json, copied) aligned again with this prediction. 0 ok, 1 failed. */
+int validate_torch_realign(const vopts_t *o, const char *dir, const char *log);
 /* Rows per step (predicted against measured step time, medians over
  * ranks), the steps aligned from the last. */
 herd_status_t validate_torch_step_rows(const char *pred_json,

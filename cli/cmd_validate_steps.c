@@ -372,9 +372,12 @@ static int run_workload(const vopts_t *o, const trace_scenario_t *sc,
     /* --torch: real PyTorch measures, its records aligned to the
      * prediction's, so that compare and the report read them as any. */
     steps_env(o, dir, "measured");
-    bad = o->torch  ? validate_torch_measure(o, sc, dir, log) != 0
-          : o->from ? validate_from_measured(o, w->name, dir) != 0
-                    : measure(o, sc, w, dir, log) != 0;
+    if (o->from) /* DIR's records; PyTorch's aligned with this prediction */
+        bad = validate_from_measured(o, w->name, dir) != 0 ||
+              (o->torch && validate_torch_realign(o, dir, log) != 0);
+    else
+        bad = o->torch ? validate_torch_measure(o, sc, dir, log) != 0
+                       : measure(o, sc, w, dir, log) != 0;
     steps_env(o, dir, NULL);
     if (bad) {
         fprintf(stderr, "herd validate: %s failed, see %s\n", w->name, log);
@@ -430,7 +433,9 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
         return rc;
     if ((rc = workloads(o, sc, wl, &nwl)) != 0)
         return rc;
-    for (int i = 0; o->from && i < nwl; i++) /* what was measured */
+    /* what herd's engine replayed; PyTorch ran the job itself, and the
+     * prediction is of the DDP model as it is now */
+    for (int i = 0; o->from && !o->torch && i < nwl; i++)
         if (validate_from_trace(o, wl[i].name, wl[i].trace,
                                 sizeof(wl[i].trace)))
             return 1;
@@ -465,7 +470,7 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
                 "- measured with %s (%s), one rank per host; the "
                 "model: the scenario's parameters, computing for the "
                 "times herd models\n",
-                ver, o->python);
+                ver, o->from ? "recorded earlier" : o->python);
     }
     fclose(sum);
     if (rc == 0) {

@@ -54,6 +54,8 @@ int validate_torch_probe(const vopts_t *o, const trace_scenario_t *sc)
                                "--torch runs a DDP job: %s has "
                                "no workload: ddp: section",
                                o->scenario);
+    if (o->from) /* the PyTorch runs are DIR's: nothing to import here */
+        return 0;
     snprintf(log, sizeof(log), "%s/torch-probe.log", o->out);
     remove(log);
     char *argv[] = {(char *)o->python, "-c",
@@ -341,6 +343,11 @@ int validate_torch_measure(const vopts_t *o, const trace_scenario_t *sc,
                 log);
         return 1;
     }
+    return align(o, dir, log);
+}
+
+int validate_torch_realign(const vopts_t *o, const char *dir, const char *log)
+{
     return align(o, dir, log);
 }
 

@@ -77,13 +77,81 @@ START_TEST(recorded_quiet_vm_run2)
 }
 END_TEST
 
+/* One recorded `herd validate --torch` cell (real PyTorch DDP, gloo,
+ * resnet18 on 2 testbed hosts; tests/data/validate/torch-s11/) predicted
+ * again: the step time herd predicts now and the one PyTorch measured,
+ * seconds. */
+static void torch_cell(const char *rate, const char *variant, int cap,
+                       double *pred, double *meas)
+{
+    char *out = NULL, *dir = tu_tmpdir(), args[2048], src[1024], rec[1024],
+         rel[256], scen[128];
+    snprintf(rel, sizeof(rel), "validate/torch-s11/%s/%s/b%d", rate, variant,
+             cap);
+    snprintf(scen, sizeof(scen), "bench/torch_validate/resnet18-2h%s.yaml",
+             strcmp(variant, "plain") ? "-straggler" : "");
+    /* as bench/torch_validate/run.sh ran them (PyTorch 1.13: a first
+     * bucket of 1 MiB) */
+    snprintf(args, sizeof(args),
+             "validate %s --torch --comm-cpu --from %s -o %s/v "
+             "--set ddp.bucket_cap_mb=%d --set ddp.first_bucket_mb=1",
+             tu_src_path(src, sizeof(src), scen),
+             tu_data_path(rec, sizeof(rec), rel), dir, cap);
+    int rc = herd(args, &out);
+    ck_assert_msg(rc == 0, "%s", out);
+    const char *p = strstr(out, "validate: ddp: step time predicted ");
+    ck_assert_msg(p, "%s", out);
+    ck_assert_int_eq(sscanf(p,
+                            "validate: ddp: step time predicted %lf s, "
+                            "measured %lf s",
+                            pred, meas),
+                     2);
+    free(out);
+    tu_tmpdir_free(dir);
+}
+
+/* Every cell's step within 2 % of PyTorch's (recorded: within 0.7 %),
+ * and the bucket_cap_mb herd finds best ran as fast as PyTorch's best,
+ * per rate and variant (issue 17's table, BENCHMARKS.md). */
+START_TEST(recorded_torch_steps)
+{
+    static const char *rates[] = {"50Mbit", "200Mbit", "1Gbit"};
+    static const char *variants[] = {"plain", "straggler"};
+    static const int caps[] = {1, 5, 25};
+    for (int r = 0; r < 3; r++)
+        for (int v = 0; v < 2; v++) {
+            double pred[3], meas[3];
+            int best_p = 0, best_m = 0;
+            for (int c = 0; c < 3; c++) {
+                torch_cell(rates[r], variants[v], caps[c], &pred[c], &meas[c]);
+                double err = (pred[c] - meas[c]) / meas[c] * 100;
+                ck_assert_msg(err <= 2.0 && err >= -2.0,
+                              "%s %s bucket_cap_mb %d: step %.3f s "
+                              "predicted, %.3f s measured (%+.1f %%)",
+                              rates[r], variants[v], caps[c], pred[c], meas[c],
+                              err);
+                best_p = pred[c] < pred[best_p] ? c : best_p;
+                best_m = meas[c] < meas[best_m] ? c : best_m;
+            }
+            /* a tie is a tie: the size herd picks ran within 0.5 % of
+             * the fastest */
+            ck_assert_msg(meas[best_p] <= meas[best_m] * 1.005,
+                          "%s %s: herd's best bucket_cap_mb %d ran %.3f s, "
+                          "PyTorch's best (%d) %.3f s",
+                          rates[r], variants[v], caps[best_p], meas[best_p],
+                          caps[best_m], meas[best_m]);
+        }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_measured");
     TCase *tc = tcase_create("recorded");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 300);
     tcase_add_test(tc, recorded_quiet_vm_run1);
     tcase_add_test(tc, recorded_quiet_vm_run2);
+    tcase_add_test(tc, recorded_torch_steps);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -214,9 +214,11 @@ START_TEST(validate_bad_input)
     ck_assert_int_eq(herd(args, &out), 1);
     ck_assert_msg(strstr(out, "no all_reduce/trace.json"), "%s", out);
     free(out);
+    /* --torch needs a DDP scenario, from DIR or not */
     snprintf(args, sizeof(args), "validate %s --from %s -o %s/o --torch", src,
              dir, dir);
     ck_assert_int_eq(herd(args, &out), 2);
+    ck_assert_msg(strstr(out, "runs a DDP job"), "%s", out);
     free(out);
     /* never into the directory it reads */
     snprintf(args, sizeof(args), "validate %s --from %s -o %s/.", src, dir,
