@@ -86,6 +86,29 @@ static int copy_file(const char *from, const char *to)
     return bad;
 }
 
+/* The measurements are of as many ranks as this validation has: a
+ * 4-host run compared as 2 hosts would read every op wrong. */
+static int same_world(const vopts_t *o, const char *src, const char *dir)
+{
+    const char *what = o->torch ? "torch" : "timeline";
+    char path[2048];
+    int n = 0;
+    for (;; n++) {
+        snprintf(path, sizeof(path), "%s/measured/%s-rank%d.json", dir, what,
+                 n);
+        if (!is_file(path))
+            break;
+    }
+    if (n == o->world)
+        return 1;
+    fprintf(stderr,
+            "herd validate: --from: %s holds %s-rank<R>.json of %d rank(s); "
+            "this validation has %d (give --hosts or --nproc as the "
+            "earlier run had them)\n",
+            src, what, n, o->world);
+    return 0;
+}
+
 int validate_from_measured(const vopts_t *o, const char *name, const char *dir)
 {
     char src[1024], a[2048], b[2048];
@@ -112,5 +135,5 @@ int validate_from_measured(const vopts_t *o, const char *name, const char *dir)
     closedir(d);
     if (!bad && n == 0)
         fprintf(stderr, "herd validate: --from: %s is empty\n", src);
-    return bad || n == 0;
+    return bad || n == 0 || !same_world(o, src, dir);
 }

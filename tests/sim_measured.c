@@ -144,6 +144,22 @@ START_TEST(recorded_torch_steps)
 }
 END_TEST
 
+/* Measurements of 4 ranks predicted as 2 would read every op wrong: an
+ * error that says so, not a report. */
+START_TEST(recorded_other_world)
+{
+    char *out = NULL, *dir = tu_tmpdir(), args[2048], src[1024], rec[1024];
+    snprintf(args, sizeof(args), "validate %s --hosts 2 --from %s -o %s/v",
+             tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml"),
+             tu_data_path(rec, sizeof(rec), "validate/s11-run1/1Gbit"), dir);
+    ck_assert_int_eq(herd(args, &out), 1);
+    ck_assert_msg(strstr(out, "of 4 rank(s); this validation has 2"), "%s",
+                  out);
+    free(out);
+    tu_tmpdir_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("sim_measured");
@@ -152,6 +168,7 @@ int main(void)
     tcase_add_test(tc, recorded_quiet_vm_run1);
     tcase_add_test(tc, recorded_quiet_vm_run2);
     tcase_add_test(tc, recorded_torch_steps);
+    tcase_add_test(tc, recorded_other_world);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
