@@ -77,18 +77,25 @@ START_TEST(recorded_quiet_vm_run2)
 }
 END_TEST
 
-/* One recorded `herd validate --torch` cell (real PyTorch DDP, gloo,
- * resnet18 on 2 testbed hosts; tests/data/validate/torch-s11/) predicted
- * again: the step time herd predicts now and the one PyTorch measured,
- * seconds. */
-static void torch_cell(const char *rate, const char *variant, int cap,
-                       double *pred, double *meas)
+/* A set of recorded `herd validate --torch` cells (real PyTorch DDP on
+ * gloo, 2 testbed hosts; tests/data/validate/): DIR/<rate>/<variant>/
+ * b<bucket_cap_mb>, run from bench/torch_validate/SCEN-2h.yaml (and
+ * SCEN-2h-straggler.yaml). */
+typedef struct torch_set {
+    const char *dir, *scen;
+    int variants; /* 1: plain only; 2: and with a one-gradient straggler */
+} torch_set_t;
+
+/* One cell predicted again: the step time herd predicts now and the one
+ * PyTorch measured, seconds. */
+static void torch_cell(const torch_set_t *ts, const char *rate,
+                       const char *variant, int cap, double *pred, double *meas)
 {
     char *out = NULL, *dir = tu_tmpdir(), args[2048], src[1024], rec[1024],
          rel[256], scen[128];
-    snprintf(rel, sizeof(rel), "validate/torch-s11/%s/%s/b%d", rate, variant,
+    snprintf(rel, sizeof(rel), "validate/%s/%s/%s/b%d", ts->dir, rate, variant,
              cap);
-    snprintf(scen, sizeof(scen), "bench/torch_validate/resnet18-2h%s.yaml",
+    snprintf(scen, sizeof(scen), "bench/torch_validate/%s-2h%s.yaml", ts->scen,
              strcmp(variant, "plain") ? "-straggler" : "");
     /* as bench/torch_validate/run.sh ran them (PyTorch 1.13: a first
      * bucket of 1 MiB) */
@@ -113,34 +120,48 @@ static void torch_cell(const char *rate, const char *variant, int cap,
 /* Every cell's step within 2 % of PyTorch's (recorded: within 0.7 %),
  * and the bucket_cap_mb herd finds best ran as fast as PyTorch's best,
  * per rate and variant (issue 17's table, BENCHMARKS.md). */
-START_TEST(recorded_torch_steps)
+static void torch_set_check(const torch_set_t *ts)
 {
     static const char *rates[] = {"50Mbit", "200Mbit", "1Gbit"};
     static const char *variants[] = {"plain", "straggler"};
     static const int caps[] = {1, 5, 25};
     for (int r = 0; r < 3; r++)
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < ts->variants; v++) {
             double pred[3], meas[3];
             int best_p = 0, best_m = 0;
             for (int c = 0; c < 3; c++) {
-                torch_cell(rates[r], variants[v], caps[c], &pred[c], &meas[c]);
+                torch_cell(ts, rates[r], variants[v], caps[c], &pred[c],
+                           &meas[c]);
                 double err = (pred[c] - meas[c]) / meas[c] * 100;
                 ck_assert_msg(err <= 2.0 && err >= -2.0,
-                              "%s %s bucket_cap_mb %d: step %.3f s "
+                              "%s %s %s bucket_cap_mb %d: step %.3f s "
                               "predicted, %.3f s measured (%+.1f %%)",
-                              rates[r], variants[v], caps[c], pred[c], meas[c],
-                              err);
+                              ts->dir, rates[r], variants[v], caps[c], pred[c],
+                              meas[c], err);
                 best_p = pred[c] < pred[best_p] ? c : best_p;
                 best_m = meas[c] < meas[best_m] ? c : best_m;
             }
             /* a tie is a tie: the size herd picks ran within 0.5 % of
              * the fastest */
             ck_assert_msg(meas[best_p] <= meas[best_m] * 1.005,
-                          "%s %s: herd's best bucket_cap_mb %d ran %.3f s, "
+                          "%s %s %s: herd's best bucket_cap_mb %d ran %.3f s, "
                           "PyTorch's best (%d) %.3f s",
-                          rates[r], variants[v], caps[best_p], meas[best_p],
-                          caps[best_m], meas[best_m]);
+                          ts->dir, rates[r], variants[v], caps[best_p],
+                          meas[best_p], caps[best_m], meas[best_m]);
         }
+}
+
+START_TEST(recorded_torch_resnet18)
+{
+    static const torch_set_t ts = {"torch-s11", "resnet18", 2};
+    torch_set_check(&ts);
+}
+END_TEST
+
+START_TEST(recorded_torch_transformer)
+{
+    static const torch_set_t ts = {"torch-s11-transformer", "transformer", 1};
+    torch_set_check(&ts);
 }
 END_TEST
 
@@ -167,7 +188,8 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, recorded_quiet_vm_run1);
     tcase_add_test(tc, recorded_quiet_vm_run2);
-    tcase_add_test(tc, recorded_torch_steps);
+    tcase_add_test(tc, recorded_torch_resnet18);
+    tcase_add_test(tc, recorded_torch_transformer);
     tcase_add_test(tc, recorded_other_world);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
