@@ -88,14 +88,13 @@ static int copy_file(const char *from, const char *to)
 
 /* The measurements are of as many ranks as this validation has: a
  * 4-host run compared as 2 hosts would read every op wrong. */
-static int same_world(const vopts_t *o, const char *src, const char *dir)
+static int same_world(const vopts_t *o, const char *src)
 {
     const char *what = o->torch ? "torch" : "timeline";
     char path[2048];
     int n = 0;
-    for (;; n++) {
-        snprintf(path, sizeof(path), "%s/measured/%s-rank%d.json", dir, what,
-                 n);
+    for (;; n++) { /* counted in DIR: -o may hold an older run's files */
+        snprintf(path, sizeof(path), "%s/%s-rank%d.json", src, what, n);
         if (!is_file(path))
             break;
     }
@@ -135,5 +134,5 @@ int validate_from_measured(const vopts_t *o, const char *name, const char *dir)
     closedir(d);
     if (!bad && n == 0)
         fprintf(stderr, "herd validate: --from: %s is empty\n", src);
-    return bad || n == 0 || !same_world(o, src, dir);
+    return bad || n == 0 || !same_world(o, src);
 }
