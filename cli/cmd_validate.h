@@ -83,6 +83,11 @@ int validate_from_calibration(vopts_t *o);
  * message. */
 int validate_from_measured(const vopts_t *o, const char *name, const char *dir);
 
+/* DIR/report.md's rows against the new -o/report.md's: -o/from.md, each
+ * row's prediction before and now beside the measurement, and a line
+ * printed. 0, or 1 (with a note) when either report is missing. */
+int validate_from_compare(const vopts_t *o);
+
 /* --torch (cmd_validate_torch.c). 0 when `o->python` imports torch, else
  * 77 with the reason printed; 2 when the scenario has no DDP workload. */
 int validate_torch_probe(const vopts_t *o, const trace_scenario_t *sc);

@@ -6,7 +6,9 @@
  * run's noise cannot pass for the change's effect. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -135,4 +137,128 @@ int validate_from_measured(const vopts_t *o, const char *name, const char *dir)
     if (!bad && n == 0)
         fprintf(stderr, "herd validate: --from: %s is empty\n", src);
     return bad || n == 0 || !same_world(o, src);
+}
+
+/* ---- before and after: DIR's report against the new one ---- */
+
+/* One row of a report.md table: the key (collective | algorithm | size |
+ * label), the predicted and measured ms and the error in percent. */
+typedef struct from_row {
+    char key[192];
+    double pred, meas, err;
+} from_row_t;
+
+/* The cells of `line` ("| a | b | ... |") into cells[], trimmed; their
+ * number. */
+static int split_cells(char *line, char **cells, int max)
+{
+    int n = 0;
+    char *p = strchr(line, '|');
+    while (p && n < max) {
+        char *q = strchr(p + 1, '|');
+        if (!q)
+            break;
+        *q = '\0';
+        char *c = p + 1;
+        while (*c == ' ')
+            c++;
+        for (char *e = q; e > c && e[-1] == ' ';)
+            *--e = '\0';
+        cells[n++] = c;
+        p = q;
+    }
+    return n;
+}
+
+/* The rows of the report at `path` (at most max); -1 when it cannot be
+ * read. Lines that are not a report row (9 cells, numbers where numbers
+ * go) are skipped. */
+static int read_rows(const char *path, from_row_t *rows, int max)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[1024], *c[12];
+    int n = 0;
+    while (n < max && fgets(line, sizeof(line), f)) {
+        if (line[0] != '|' || split_cells(line, c, 12) != 9)
+            continue;
+        char *end;
+        double pred = strtod(c[5], &end);
+        if (end == c[5])
+            continue; /* the header or the |---| line */
+        from_row_t *r = &rows[n];
+        snprintf(r->key, sizeof(r->key), "%s | %s | %s | %s", c[0], c[1], c[2],
+                 c[3]);
+        r->pred = pred;
+        r->meas = strtod(c[6], NULL);
+        r->err = strtod(c[8], NULL);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+static double median_abs(double *v, int n)
+{
+    for (int i = 1; i < n; i++) /* insertion sort: a report's rows */
+        for (int j = i; j > 0 && fabs(v[j]) < fabs(v[j - 1]); j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n ? fabs(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+#define FROM_MAX_ROWS 4096
+
+int validate_from_compare(const vopts_t *o)
+{
+    char was[1100], now[1100], out[1100];
+    snprintf(was, sizeof(was), "%s/report.md", o->from);
+    snprintf(now, sizeof(now), "%s/report.md", o->out);
+    snprintf(out, sizeof(out), "%s/from.md", o->out);
+    from_row_t *a = calloc(2 * FROM_MAX_ROWS, sizeof(*a)),
+               *b = a + FROM_MAX_ROWS;
+    double *ea = calloc(2 * FROM_MAX_ROWS, sizeof(*ea)),
+           *eb = ea + FROM_MAX_ROWS;
+    int na = a ? read_rows(was, a, FROM_MAX_ROWS) : -1;
+    int nb = a ? read_rows(now, b, FROM_MAX_ROWS) : -1;
+    FILE *f = na >= 0 && nb >= 0 && ea ? fopen(out, "w") : NULL;
+    if (!f) {
+        printf("validate: --from: no before/after table (%s)\n",
+               na < 0 ? "DIR has no report.md" : "cannot write from.md");
+        free(a);
+        free(ea);
+        return 1;
+    }
+    fprintf(f,
+            "# herd validate --from %s: the earlier prediction and this "
+            "one\n\nThe same measurements; each row's prediction in `%s` "
+            "(before) and now.\n\n| collective | algorithm | size | label "
+            "| measured (ms) | predicted before (ms) | error before | "
+            "predicted now (ms) | error now |\n"
+            "|---|---|---|---|---|---|---|---|---|\n",
+            o->from, was);
+    int k = 0;
+    for (int i = 0; i < nb; i++)
+        for (int j = 0; j < na; j++)
+            if (!strcmp(b[i].key, a[j].key)) {
+                fprintf(f, "| %s | %.3f | %.3f | %+.1f%% | %.3f | %+.1f%% |\n",
+                        b[i].key, b[i].meas, a[j].pred, a[j].err, b[i].pred,
+                        b[i].err);
+                ea[k] = a[j].err;
+                eb[k++] = b[i].err;
+                break;
+            }
+    double ma = median_abs(ea, k), mb = median_abs(eb, k);
+    fprintf(f, "\n%d rows in both: median |error| %.1f%% before, %.1f%% now.\n",
+            k, ma, mb);
+    fclose(f);
+    printf("validate: --from: %d rows in both reports, median |error| "
+           "%.1f%% before, %.1f%% now (%s)\n",
+           k, ma, mb, out);
+    free(a);
+    free(ea);
+    return 0;
 }

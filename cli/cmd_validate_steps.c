@@ -484,6 +484,8 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
             validate_write_report(f, o->scenario, &rows, setup, &med, &p95);
             fclose(f);
             printf("validate: report in %s\n", path);
+            if (o->from) /* a note: the report itself stands */
+                validate_from_compare(o);
             printf("validate: %zu rows, median |error| %.1f%%, p95 |error| "
                    "%.1f%%\n",
                    rows.n, med * 100, p95 * 100);

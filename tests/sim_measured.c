@@ -212,6 +212,42 @@ START_TEST(recorded_torch_transformer)
 }
 END_TEST
 
+/* from.md, the earlier prediction beside the new one: the same when the
+ * model is the same, apart when a setting moves it. */
+static void before_now(const char *extra, double *before, double *now)
+{
+    char *out = NULL, *dir = tu_tmpdir(), args[2048], src[1024], rec[1024];
+    snprintf(args, sizeof(args), "validate %s --from %s -o %s/v %s",
+             tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml"),
+             tu_data_path(rec, sizeof(rec), "validate/s11-run1/1Gbit"), dir,
+             extra);
+    ck_assert_int_eq(herd(args, &out), 0);
+    free(out);
+    char *md = tu_read_in(dir, "v/from.md");
+    const char *p = strstr(md, "12 rows in both: median |error| ");
+    ck_assert_msg(p, "%s", md);
+    ck_assert_int_eq(sscanf(p,
+                            "12 rows in both: median |error| %lf%% before, "
+                            "%lf%% now",
+                            before, now),
+                     2);
+    ck_assert_ptr_nonnull(strstr(md, "| all_reduce | rhd | 64 MiB | sweep | "));
+    free(md);
+    tu_tmpdir_free(dir);
+}
+
+START_TEST(recorded_before_after)
+{
+    double before, now;
+    before_now("", &before, &now);
+    ck_assert_double_eq_tol(before, now, 1e-9);
+    ck_assert_double_eq_tol(before, 0.8, 1e-9); /* the run's own report */
+    before_now("--set collectives.chunk=1MiB", &before, &now);
+    ck_assert_double_eq_tol(before, 0.8, 1e-9);
+    ck_assert_msg(now > before + 0.3, "%.1f %% now", now);
+}
+END_TEST
+
 /* Measurements of 4 ranks predicted as 2 would read every op wrong: an
  * error that says so, not a report. */
 START_TEST(recorded_other_world)
@@ -238,6 +274,7 @@ int main(void)
     tcase_add_test(tc, recorded_torch_resnet18);
     tcase_add_test(tc, recorded_torch_transformer);
     tcase_add_test(tc, recorded_other_world);
+    tcase_add_test(tc, recorded_before_after);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
