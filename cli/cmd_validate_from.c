@@ -227,7 +227,9 @@ int validate_from_compare(const vopts_t *o)
     FILE *f = na >= 0 && nb >= 0 && ea ? fopen(out, "w") : NULL;
     if (!f) {
         printf("validate: --from: no before/after table (%s)\n",
-               na < 0 ? "DIR has no report.md" : "cannot write from.md");
+               !a || !ea ? "out of memory"
+               : na < 0  ? "DIR has no report.md"
+                         : "cannot write from.md");
         free(a);
         free(ea);
         return 1;
