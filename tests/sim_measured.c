@@ -37,6 +37,15 @@ static void summary_all(const char *tsv, double *median, double *p95,
     ck_assert_int_eq(n, 5);
 }
 
+/* The two numbers `fmt` reads where `at` first occurs in `text`. */
+static void scan2(const char *text, const char *at, const char *fmt, double *a,
+                  double *b)
+{
+    const char *p = strstr(text, at);
+    ck_assert_msg(p, "no '%s' in:\n%s", at, text);
+    ck_assert_int_eq(sscanf(p, fmt, a, b), 2);
+}
+
 /* Predict capture `name` again: its median and p95 |error| (%) at most
  * `median_max` and `p95_max`, at least `min_within` rows within 10 %. */
 static void predict_again(const char *name, double median_max, double p95_max,
@@ -138,13 +147,9 @@ static void torch_cell(const torch_set_t *ts, const char *rate,
              tu_data_path(rec, sizeof(rec), rel), dir, cap);
     int rc = herd(args, &out);
     ck_assert_msg(rc == 0, "%s", out);
-    const char *p = strstr(out, "validate: ddp: step time predicted ");
-    ck_assert_msg(p, "%s", out);
-    ck_assert_int_eq(sscanf(p,
-                            "validate: ddp: step time predicted %lf s, "
-                            "measured %lf s",
-                            pred, meas),
-                     2);
+    scan2(out, "validate: ddp: step time predicted ",
+          "validate: ddp: step time predicted %lf s, measured %lf s", pred,
+          meas);
     free(out);
     char *md = tu_read_in(dir, "v/report.md");
     bucket_rows(md, errs, errs_cap, nerrs);
@@ -224,13 +229,9 @@ static void before_now(const char *extra, double *before, double *now)
     ck_assert_int_eq(herd(args, &out), 0);
     free(out);
     char *md = tu_read_in(dir, "v/from.md");
-    const char *p = strstr(md, "12 rows in both: median |error| ");
-    ck_assert_msg(p, "%s", md);
-    ck_assert_int_eq(sscanf(p,
-                            "12 rows in both: median |error| %lf%% before, "
-                            "%lf%% now",
-                            before, now),
-                     2);
+    scan2(md, "12 rows in both: median |error| ",
+          "12 rows in both: median |error| %lf%% before, %lf%% now", before,
+          now);
     ck_assert_ptr_nonnull(strstr(md, "| all_reduce | rhd | 64 MiB | sweep | "));
     free(md);
     tu_tmpdir_free(dir);
