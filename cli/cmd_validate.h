@@ -77,8 +77,8 @@ int validate_from_trace(const vopts_t *o, const char *name, char *trace,
                         size_t len);
 /* Take DIR/calibration.yaml as --calibration unless one was given or
  * calibration is off; without it, predict with the scenario's links (a
- * note says so). 1 when it was taken. */
-int validate_from_calibration(vopts_t *o);
+ * note says so). */
+void validate_from_calibration(vopts_t *o);
 /* Copy DIR/<name>/measured/'s files into dir/measured: 0, or 1 with a
  * message. */
 int validate_from_measured(const vopts_t *o, const char *name, const char *dir);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli/cmd_validate.h"
+#include "core/stats.h"
 
 static int is_file(const char *path)
 {
@@ -52,23 +53,22 @@ int validate_from_trace(const vopts_t *o, const char *name, char *trace,
     return 0;
 }
 
-int validate_from_calibration(vopts_t *o)
+void validate_from_calibration(vopts_t *o)
 {
     char path[sizeof(o->from_cal)];
     if (o->calibration || !o->calibrate)
-        return 0;
+        return;
     if (snprintf(path, sizeof(path), "%s/calibration.yaml", o->from) <
             (int)sizeof(path) &&
         is_file(path)) {
         memcpy(o->from_cal, path, sizeof(path));
         o->calibration = o->from_cal;
-        return 1;
+        return;
     }
     printf("validate: --from %s: it has no calibration.yaml; predicting "
            "with the scenario's links\n",
            o->from);
     o->calibrate = 0;
-    return 0;
 }
 
 static int copy_file(const char *from, const char *to)
@@ -122,6 +122,13 @@ int validate_from_measured(const vopts_t *o, const char *name, const char *dir)
         return 1;
     }
     mkdir(b, 0755);
+    struct stat sa, sb; /* one folder by two names: copying truncates */
+    if (stat(src, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+        sa.st_ino == sb.st_ino) {
+        fprintf(stderr, "herd validate: --from: %s is where -o writes\n", src);
+        closedir(d);
+        return 1;
+    }
     int bad = 0, n = 0;
     for (struct dirent *e; !bad && (e = readdir(d));) {
         snprintf(a, sizeof(a), "%s/%s", src, e->d_name);
@@ -199,17 +206,6 @@ static int read_rows(const char *path, from_row_t *rows, int max)
     return n;
 }
 
-static double median_abs(double *v, int n)
-{
-    for (int i = 1; i < n; i++) /* insertion sort: a report's rows */
-        for (int j = i; j > 0 && fabs(v[j]) < fabs(v[j - 1]); j--) {
-            double t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-    return n ? fabs(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
-}
-
 #define FROM_MAX_ROWS 4096
 
 int validate_from_compare(const vopts_t *o)
@@ -249,11 +245,11 @@ int validate_from_compare(const vopts_t *o)
                 fprintf(f, "| %s | %.3f | %.3f | %+.1f%% | %.3f | %+.1f%% |\n",
                         b[i].key, b[i].meas, a[j].pred, a[j].err, b[i].pred,
                         b[i].err);
-                ea[k] = a[j].err;
-                eb[k++] = b[i].err;
+                ea[k] = fabs(a[j].err);
+                eb[k++] = fabs(b[i].err);
                 break;
             }
-    double ma = median_abs(ea, k), mb = median_abs(eb, k);
+    double ma = core_median(ea, (size_t)k), mb = core_median(eb, (size_t)k);
     fprintf(f, "\n%d rows in both: median |error| %.1f%% before, %.1f%% now.\n",
             k, ma, mb);
     fclose(f);

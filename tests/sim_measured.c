@@ -249,6 +249,47 @@ START_TEST(recorded_before_after)
 }
 END_TEST
 
+/* A DIR without calibration.yaml: said, and the scenario's links (400
+ * Mbit/s against the 1 Gbit/s measured) predict; a -o whose workload
+ * folder is DIR's (a link): refused before a measured file is touched. */
+START_TEST(recorded_odd_dirs)
+{
+    char *out = NULL, *dir = tu_tmpdir(), cmd[4096], rec[1024], src[1024];
+    tu_data_path(rec, sizeof(rec), "validate/s11-run1/1Gbit");
+    tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml");
+    snprintf(cmd, sizeof(cmd),
+             "cp -r %s %s/d && rm %s/d/calibration.yaml && mkdir %s/o && "
+             "ln -s %s/d/all_reduce %s/o/all_reduce",
+             rec, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(tu_run(cmd, &out), 0);
+    free(out);
+    snprintf(cmd, sizeof(cmd), "validate %s --from %s/d -o %s/v", src, dir,
+             dir);
+    ck_assert_int_eq(herd(cmd, &out), 0);
+    ck_assert_msg(strstr(out, "it has no calibration.yaml; predicting with "
+                              "the scenario's links"),
+                  "%s", out);
+    double before, now;
+    scan2(out, "rows in both reports, median |error| ",
+          "rows in both reports, median |error| %lf%% before, %lf%% now",
+          &before, &now);
+    ck_assert_msg(now > 10 * before, "%.1f %% before, %.1f %% now", before,
+                  now);
+    free(out);
+    char *keep = tu_read_in(dir, "d/all_reduce/measured/timeline-rank0.json");
+    snprintf(cmd, sizeof(cmd), "validate %s --from %s/d -o %s/o", src, dir,
+             dir);
+    ck_assert_int_eq(herd(cmd, &out), 1);
+    ck_assert_msg(strstr(out, "is where -o writes"), "%s", out);
+    free(out);
+    char *after = tu_read_in(dir, "d/all_reduce/measured/timeline-rank0.json");
+    ck_assert_str_eq(keep, after);
+    free(keep);
+    free(after);
+    tu_tmpdir_free(dir);
+}
+END_TEST
+
 /* Measurements of 4 ranks predicted as 2 would read every op wrong: an
  * error that says so, not a report. */
 START_TEST(recorded_other_world)
@@ -276,6 +317,7 @@ int main(void)
     tcase_add_test(tc, recorded_torch_transformer);
     tcase_add_test(tc, recorded_other_world);
     tcase_add_test(tc, recorded_before_after);
+    tcase_add_test(tc, recorded_odd_dirs);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
