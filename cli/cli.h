@@ -69,6 +69,9 @@ int cli_parse_rate(const char *s, double *bits_per_s);
 /* A testbed's --cc: a congestion control's name as the kernel spells them
  * ("cubic", "bbr", "reno", ...: 1..15 of [a-z0-9_]) or "host"; 0, or -1. */
 int cli_testbed_cc(const char *s, char *out, size_t len);
+/* A testbed's --slow-start-after-idle: "on" or "off" as
+ * TESTBED_IDLE_RESTART_ON / _OFF (real/testbed/testbed.h); 0, or -1. */
+int cli_idle_restart(const char *s, int *out);
 
 /* The engine named by --engine (an engine or an alias: gloo is tcp) as
  * the engine's own name in *engine; an unknown one prints the engines that

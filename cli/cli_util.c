@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "core/engine.h"
 #include "core/escape.h"
+#include "real/testbed/testbed.h"
 #include "trace/units.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -111,6 +112,15 @@ int cli_parse_rate(const char *s, double *out)
             *out = v * units[i].m;
             return 0;
         }
+    return -1;
+}
+
+int cli_idle_restart(const char *s, int *out)
+{
+    if (!strcmp(s, "on") || !strcmp(s, "off")) {
+        *out = s[1] == 'n' ? TESTBED_IDLE_RESTART_ON : TESTBED_IDLE_RESTART_OFF;
+        return 0;
+    }
     return -1;
 }
 

@@ -10,7 +10,8 @@
 
 static const char usage[] =
     "usage: herd testbed up --hosts N [--bandwidth RATE] [--rates R0,R1,...] "
-    "[--cc NAME] [--force]\n"
+    "[--cc NAME]\n"
+    "         [--slow-start-after-idle on|off] [--force]\n"
     "       herd testbed run [--timeout S] [--port P] [--slowdown F0,F1,...] "
     "-- CMD [ARGS...]\n"
     "       herd testbed down [--force]\n"
@@ -24,7 +25,10 @@ static const char usage[] =
     "with RANK, WORLD_SIZE, MASTER_ADDR=" TESTBED_SUBNET ".1 and MASTER_PORT\n"
     "set; --slowdown sets HERD_COMPUTE_SCALE per rank. --cc sets the\n"
     "hosts' TCP congestion control (default cubic, Linux's default, where\n"
-    "the machine allows it; host: keep the machine's own). Needs root.\n";
+    "the machine allows it; host: keep the machine's own).\n"
+    "--slow-start-after-idle off: connections idle longer than their\n"
+    "retransmission timeout keep their window (default on, Linux's;\n"
+    "herd's network model has no windows). Needs root.\n";
 
 /* A comma-separated list of `n` values parsed with `fn`. */
 static int parse_list(const char *s, double *vals, int max, int *n,
@@ -68,6 +72,13 @@ static int cmd_up(int argc, char **argv)
         } else if (!strcmp(argv[i], "--cc") && i + 1 < argc) {
             if (cli_testbed_cc(argv[++i], cfg.cc, sizeof(cfg.cc)))
                 return cli_usage_error("testbed", "bad --cc '%s'", argv[i]);
+        } else if (!strcmp(argv[i], "--slow-start-after-idle") &&
+                   i + 1 < argc) {
+            if (cli_idle_restart(argv[++i], &cfg.idle_restart))
+                return cli_usage_error(
+                    "testbed",
+                    "--slow-start-after-idle takes on or off, not '%s'",
+                    argv[i]);
         } else
             return cli_usage_error("testbed", "unknown option '%s'", argv[i]);
     }
@@ -91,7 +102,8 @@ static int cmd_up(int argc, char **argv)
         printf(", links shaped (host 0: %.0f Mbit/s)", cfg.rate_bps[0] / 1e6);
     testbed_cfg_t now;
     if (testbed_state(&now) == HERD_OK)
-        printf(", TCP congestion control %s", now.cc);
+        printf(", TCP congestion control %s, slow start after idle %s", now.cc,
+               now.idle_restart == TESTBED_IDLE_RESTART_OFF ? "off" : "on");
     printf("\n");
     if (*testbed_cc_note())
         fprintf(stderr, "herd testbed: note: %s\n", testbed_cc_note());
@@ -172,6 +184,8 @@ static int cmd_status(void)
                cfg.rate_bps[i] / 1e6);
     }
     printf("TCP congestion control: %s\n", cfg.cc);
+    printf("TCP slow start after idle: %s\n",
+           cfg.idle_restart == TESTBED_IDLE_RESTART_OFF ? "off" : "on");
     return 0;
 }
 

@@ -27,7 +27,7 @@ static const char usage[] =
     "         [--set KEY=VALUE]... [--no-calibrate] [--calibrate-bytes B]\n"
     "         [--calibration FILE] [--torch [--python PATH]]\n"
     "         [--keep-testbed] [--timeout S] [--cc NAME] [--comm-cpu]\n"
-    "         [--from DIR]\n"
+    "         [--slow-start-after-idle on|off] [--from DIR]\n"
     "Runs SCENARIO's workload on the simulator and on the tcp engine, and\n"
     "compares them. Real runs use the testbed (as root: N hosts, default\n"
     "the scenario's world size, links shaped to RATE, default the\n"
@@ -48,6 +48,9 @@ static const char usage[] =
     "--calibration FILE: the links as an earlier calibration measured them.\n"
     "--cc NAME: the testbed hosts' TCP congestion control (herd testbed up\n"
     "--cc; default cubic).\n"
+    "--slow-start-after-idle on|off: whether the testbed hosts' idle\n"
+    "connections restart from the initial window (default on, Linux's; off\n"
+    "measures the window-free network herd models).\n"
     "--comm-cpu: calibrate with --comm-cpu and predict with what compute\n"
     "costs the links (cluster.compute_comm_slowdown; docs/network-model.md).\n"
     "--from DIR: nothing real runs; predict again (with this herd and\n"
@@ -149,6 +152,12 @@ static int parse_opts(int argc, char **argv, vopts_t *o)
         } else if (!strcmp(a, "--cc") && more) {
             if (cli_testbed_cc(argv[++i], o->cc, sizeof(o->cc)))
                 return cli_usage_error("validate", "bad --cc '%s'", argv[i]);
+        } else if (!strcmp(a, "--slow-start-after-idle") && more) {
+            if (cli_idle_restart(argv[++i], &o->idle_restart))
+                return cli_usage_error(
+                    "validate",
+                    "--slow-start-after-idle takes on or off, not '%s'",
+                    argv[i]);
         } else if (!strcmp(a, "--calibrate-bytes") && more) {
             uint64_t b;
             if (cli_parse_bytes(argv[++i], &b) || b < 64)
@@ -248,6 +257,7 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
     memset(&cfg, 0, sizeof(cfg));
     cfg.hosts = o->world;
     snprintf(cfg.cc, sizeof(cfg.cc), "%s", o->cc);
+    cfg.idle_restart = o->idle_restart;
     for (int i = 0; i < cfg.hosts; i++)
         cfg.rate_bps[i] =
             o->rate_bps > 0 ? o->rate_bps : sc->sim.cluster.inter.bandwidth * 8;
@@ -261,8 +271,13 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
                    0.005 * cfg.rate_bps[i];
         /* and the congestion control asked for (default: the default) */
         same = same && !strcmp(cur.cc, o->cc[0] ? o->cc : TESTBED_CC_DEFAULT);
+        /* and slow start after idle as asked (default: Linux's, on) */
+        same = same &&
+               cur.idle_restart == (o->idle_restart ? o->idle_restart
+                                                    : TESTBED_IDLE_RESTART_ON);
         if (same) {
             snprintf(o->cc_used, sizeof(o->cc_used), "%s", cur.cc);
+            o->idle_used = cur.idle_restart;
             return 0;
         }
         /* Up with other links: what is measured must be what was asked. */
@@ -281,8 +296,10 @@ int validate_setup_testbed(vopts_t *o, const trace_scenario_t *sc)
     o->testbed_made = 1;
     if (*testbed_cc_note())
         fprintf(stderr, "herd validate: note: %s\n", testbed_cc_note());
-    if (testbed_state(&cur) == HERD_OK)
+    if (testbed_state(&cur) == HERD_OK) {
         snprintf(o->cc_used, sizeof(o->cc_used), "%s", cur.cc);
+        o->idle_used = cur.idle_restart;
+    }
     return 0;
 }
 

@@ -38,11 +38,14 @@ typedef struct vopts {
     const char *calibration; /* --calibration FILE: reuse, do not measure */
     char cc[16];      /* --cc: the testbed hosts' TCP congestion control ("":
                          the testbed's default) */
+    int idle_restart; /* --slow-start-after-idle (TESTBED_IDLE_RESTART_*;
+                         0: Linux's default, on) */
     const char *from; /* --from DIR: an earlier validation's measurements */
     char from_cal[1024];
     /* derived */
     int world, testbed_made;
     char cc_used[16]; /* what the testbed's hosts run */
+    int idle_used;    /* and their slow start after idle (0: not known) */
     char cal_sets[4][96];
     int ncal;
 } vopts_t;

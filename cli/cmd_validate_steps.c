@@ -12,6 +12,7 @@
 #include "cli/cmd_sim.h"
 #include "cli/cmd_validate.h"
 #include "core/sched.h"
+#include "real/testbed/testbed.h"
 #include "trace/trace.h"
 
 typedef struct vwork {
@@ -451,9 +452,15 @@ int validate_steps(vopts_t *o, const trace_scenario_t *sc,
     if (o->from)
         fprintf(sum, "Measured earlier (`--from %s`, not run again); ",
                 o->from);
-    fprintf(sum, "Real side: %s%s%s%s with %d ranks%s; simulator: %s",
+    fprintf(sum, "Real side: %s%s%s%s%s with %d ranks%s; simulator: %s",
             o->nproc ? "local processes (herd launch)" : "the testbed",
             o->cc_used[0] ? " (TCP congestion control " : "", o->cc_used,
+            !o->cc_used[0] ? ""
+            : o->idle_used == TESTBED_IDLE_RESTART_OFF
+                ? ", slow start after idle off"
+            : o->idle_used == TESTBED_IDLE_RESTART_ON
+                ? ", slow start after idle on"
+                : "",
             o->cc_used[0] ? ")" : "", o->world,
             o->torch ? ", measured by real PyTorch DDP (gloo)" : "",
             o->ncal ? "calibrated link" : "the scenario's links");

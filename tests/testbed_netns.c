@@ -114,20 +114,25 @@ START_TEST(bad_usage)
 }
 END_TEST
 
-/* What a host's TCP sockets default to, read inside host 0. */
+/* A TCP setting (/proc/sys/net/ipv4/NAME), read inside host 0. */
+static void host_read(const char *name, char *buf, size_t len)
+{
+    char *out = NULL, cmd[256];
+    snprintf(cmd, sizeof(cmd),
+             "testbed run --timeout 20 -- sh -c '[ $RANK = 0 ] && echo "
+             "V=$(cat /proc/sys/net/ipv4/%s) || true'",
+             name);
+    ck_assert_int_eq(herd(cmd, &out), 0);
+    const char *p = out ? strstr(out, "V=") : NULL;
+    ck_assert_ptr_nonnull(p);
+    snprintf(buf, len, "%.*s", (int)strcspn(p + 2, "\n"), p + 2);
+    free(out);
+}
+
+/* What a host's TCP sockets default to. */
 static void host_cc(char *buf, size_t len)
 {
-    char *out = NULL;
-    ck_assert_int_eq(herd("testbed run --timeout 20 -- sh -c '[ $RANK = 0 ] "
-                          "&& echo CC=$(cat "
-                          "/proc/sys/net/ipv4/tcp_congestion_control) || "
-                          "true'",
-                          &out),
-                     0);
-    const char *p = out ? strstr(out, "CC=") : NULL;
-    ck_assert_ptr_nonnull(p);
-    snprintf(buf, len, "%.*s", (int)strcspn(p + 3, "\n"), p + 3);
-    free(out);
+    host_read("tcp_congestion_control", buf, len);
 }
 
 /* The hosts run the congestion control asked for (default cubic, where
@@ -181,6 +186,47 @@ START_TEST(congestion_control)
 }
 END_TEST
 
+/* Slow start after idle: Linux's default (on) unless asked, off when
+ * asked, in every host; up and status say which; a value that is not on
+ * or off is a usage error that leaves nothing behind. */
+START_TEST(slow_start_after_idle)
+{
+    char *out = NULL, v[16];
+    ck_assert_int_eq(herd("testbed up --hosts 2", &out), 0);
+    ck_assert_msg(strstr(out, "slow start after idle on"), "%s", out);
+    free(out);
+    host_read("tcp_slow_start_after_idle", v, sizeof(v));
+    ck_assert_str_eq(v, "1");
+    ck_assert_int_eq(herd("testbed down", &out), 0);
+    free(out);
+
+    ck_assert_int_eq(
+        herd("testbed up --hosts 2 --slow-start-after-idle off", &out), 0);
+    ck_assert_msg(strstr(out, "slow start after idle off"), "%s", out);
+    free(out);
+    host_read("tcp_slow_start_after_idle", v, sizeof(v));
+    ck_assert_str_eq(v, "0");
+    ck_assert_int_eq(herd("testbed status", &out), 0);
+    ck_assert_msg(strstr(out, "TCP slow start after idle: off"), "%s", out);
+    free(out);
+    /* and back on, asked for by name, replacing it */
+    ck_assert_int_eq(
+        herd("testbed up --hosts 2 --slow-start-after-idle on --force", &out),
+        0);
+    free(out);
+    host_read("tcp_slow_start_after_idle", v, sizeof(v));
+    ck_assert_str_eq(v, "1");
+    ck_assert_int_eq(herd("testbed down", &out), 0);
+    free(out);
+
+    ck_assert_int_eq(
+        herd("testbed up --hosts 2 --slow-start-after-idle 0", &out), 2);
+    ck_assert_msg(strstr(out, "takes on or off, not '0'"), "%s", out);
+    free(out);
+    ck_assert_int_eq(count_namespaces(), 0);
+}
+END_TEST
+
 int main(void)
 {
     char why[256];
@@ -198,6 +244,7 @@ int main(void)
     tcase_add_test(tc, down_after_killed_run);
     tcase_add_test(tc, bad_usage);
     tcase_add_test(tc, congestion_control);
+    tcase_add_test(tc, slow_start_after_idle);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -143,6 +143,8 @@ START_TEST(validate_loop_reports)
     ck_assert_ptr_nonnull(strstr(md, "| all_reduce | ring | 64 KiB |"));
     ck_assert_ptr_nonnull(strstr(md, "| broadcast |"));
     ck_assert_ptr_nonnull(strstr(md, "median |error|"));
+    /* and the hosts' TCP: Linux's slow start after idle unless asked */
+    ck_assert_msg(strstr(md, ", slow start after idle on)"), "%s", md);
     /* the report names every calibrated setting the prediction got */
     ck_assert_msg(strstr(md, ", cluster.inter.latency=") &&
                       strstr(md, ", cluster.inter.burst="),
@@ -173,13 +175,15 @@ END_TEST
  * link is measured again, then kept with a warning: a sweep up to 64 KiB
  * stays inside tbf's 128 KiB burst and cannot see the 200 Mbit/s. With
  * --comm-cpu, its all_reduces are too short to tell what compute costs
- * them: not measured, and the log says so. */
+ * them: not measured, and the log says so. The hosts keep their windows
+ * through idle periods when asked, and the report says so. */
 START_TEST(validate_calibration_disturbed)
 {
     char *out = NULL, *dir = tu_tmpdir();
     ck_assert_int_eq(
         validate_small(dir,
-                       "--colls all_reduce --calibrate-bytes 64KiB --comm-cpu",
+                       "--colls all_reduce --calibrate-bytes 64KiB --comm-cpu "
+                       "--slow-start-after-idle off",
                        "64KiB", 1, &out),
         0);
     const char *again = strstr(out, "on the shaped link");
@@ -191,6 +195,9 @@ START_TEST(validate_calibration_disturbed)
     char *log = tu_read_in(dir, "v/calibration.log");
     ck_assert_msg(strstr(log, "compute_comm_slowdown not measured"), "%s", log);
     free(log);
+    char *md = tu_read_in(dir, "v/report.md");
+    ck_assert_msg(md && strstr(md, ", slow start after idle off)"), "%s", md);
+    free(md);
     herd("testbed down", &out);
     free(out);
     tu_tmpdir_free(dir);
@@ -205,6 +212,12 @@ START_TEST(validate_bad_input)
     ck_assert_int_eq(herd("validate /nonexistent.yaml -o /tmp/x", &out), 2);
     free(out);
     ck_assert_int_eq(herd("calibrate --engine sim", &out), 2);
+    free(out);
+    ck_assert_int_eq(herd("validate x.yaml -o /tmp/x --slow-start-after-idle "
+                          "sometimes",
+                          &out),
+                     2);
+    ck_assert_msg(strstr(out, "takes on or off, not 'sometimes'"), "%s", out);
     free(out);
     /* --from a directory that holds no validation: says what is missing */
     char *dir = tu_tmpdir(), args[2048], src[1024];

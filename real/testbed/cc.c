@@ -1,4 +1,5 @@
-/* real/testbed/cc.c - the TCP congestion control of the testbed's hosts.
+/* real/testbed/cc.c - the TCP settings of the testbed's hosts: their
+ * congestion control and whether they restart slow start after idle.
  *
  * A new network namespace inherits the host's default congestion control,
  * so what the testbed measured depended on the machine it ran on: on a VM
@@ -9,6 +10,17 @@
  * (BENCHMARKS.md, "Congestion control"). The testbed therefore sets it
  * in every namespace it makes: CUBIC, Linux's default, unless told
  * otherwise ("host" keeps the inherited one).
+ *
+ * Slow start after idle (net.ipv4.tcp_slow_start_after_idle) is not
+ * inherited: every namespace starts with Linux's default, on. A
+ * connection idle for longer than its retransmission timeout then sends
+ * from the initial window again. Halving-doubling exchanges both
+ * directions of one connection after it sat idle through the other
+ * exchanges; both windows restart, the ACKs of each direction queue
+ * behind the other's data in tbf, and the direction that falls behind
+ * gets less of the link for most of the exchange (BENCHMARKS.md, "Slow
+ * start after idle"). herd's network model has no windows, so
+ * validations that should measure the network it models turn it off.
  *
  * Outside the initial namespace only the controls in
  * net.ipv4.tcp_allowed_congestion_control may be chosen; one that is
@@ -30,6 +42,7 @@
 #define CC_PATH "/proc/sys/net/ipv4/tcp_congestion_control"
 #define CC_AVAIL "/proc/sys/net/ipv4/tcp_available_congestion_control"
 #define CC_ALLOWED "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+#define SSAI_PATH "/proc/sys/net/ipv4/tcp_slow_start_after_idle"
 
 static int read_line(const char *path, char *buf, size_t len)
 {
@@ -159,4 +172,24 @@ herd_status_t testbed_set_cc(const char *ns, const char *cc, char *err,
     char where[96];
     snprintf(where, sizeof(where), "in %s", ns);
     return e ? cc_fail(err, len, "set", cc, where, e) : HERD_OK;
+}
+
+herd_status_t testbed_set_idle_restart(const char *ns, int on, char *err,
+                                       size_t len)
+{
+    int e = in_ns(ns, SSAI_PATH, on ? "1" : "0", NULL, 0);
+    if (e)
+        snprintf(err, len,
+                 "could not set net.ipv4.tcp_slow_start_after_idle=%d in %s: "
+                 "%s",
+                 on ? 1 : 0, ns, strerror(e));
+    return e ? HERD_ERR_UNSUPPORTED : HERD_OK;
+}
+
+int testbed_ns_idle_restart(const char *ns)
+{
+    char v[16] = "";
+    if (in_ns(ns, SSAI_PATH, NULL, v, sizeof(v)) != 0 || !*v)
+        return -1;
+    return atoi(v) != 0;
 }

@@ -559,7 +559,29 @@ static herd_status_t set_ccs(const testbed_cfg_t *cfg, char *cc_out,
     return HERD_OK;
 }
 
-static herd_status_t write_state(const testbed_cfg_t *cfg, const char *cc)
+/* Every host's slow start after idle, when asked; then what host 0 runs
+ * (Linux's default, on, when it cannot be read). */
+static herd_status_t set_idle_restart(const testbed_cfg_t *cfg, int *now,
+                                      char *err, size_t errlen)
+{
+    char ns[64];
+    for (int i = 0; cfg->idle_restart != TESTBED_IDLE_RESTART_DEFAULT &&
+                    i < cfg->hosts && !tb_signal;
+         i++) {
+        testbed_ns_name(i, ns, sizeof(ns));
+        herd_status_t st = testbed_set_idle_restart(
+            ns, cfg->idle_restart == TESTBED_IDLE_RESTART_ON, err, errlen);
+        if (st != HERD_OK)
+            return st;
+    }
+    testbed_ns_name(0, ns, sizeof(ns));
+    *now = testbed_ns_idle_restart(ns) == 0 ? TESTBED_IDLE_RESTART_OFF
+                                            : TESTBED_IDLE_RESTART_ON;
+    return HERD_OK;
+}
+
+static herd_status_t write_state(const testbed_cfg_t *cfg, const char *cc,
+                                 int idle_restart)
 {
     char path[128], tmp[160];
     state_path(path, sizeof(path), "state");
@@ -571,6 +593,8 @@ static herd_status_t write_state(const testbed_cfg_t *cfg, const char *cc)
     for (int i = 0; i < cfg->hosts; i++)
         fprintf(f, "rate %d %.0f\n", i, cfg->rate_bps[i]);
     fprintf(f, "cc %s\n", cc);
+    fprintf(f, "idle_restart %s\n",
+            idle_restart == TESTBED_IDLE_RESTART_OFF ? "off" : "on");
     if (fclose(f) != 0 || rename(tmp, path) != 0)
         return HERD_ERR_IO;
     return HERD_OK;
@@ -618,10 +642,13 @@ static herd_status_t up_build(const testbed_cfg_t *cfg, char *err,
             return st;
     }
     char cc[16] = "";
+    int idle = TESTBED_IDLE_RESTART_ON;
     herd_status_t st = set_ccs(cfg, cc, sizeof(cc), err, errlen);
+    if (st == HERD_OK)
+        st = set_idle_restart(cfg, &idle, err, errlen);
     if (st != HERD_OK)
         return st;
-    if (!tb_signal && write_state(cfg, cc) != HERD_OK) {
+    if (!tb_signal && write_state(cfg, cc, idle) != HERD_OK) {
         char path[128];
         state_path(path, sizeof(path), "state");
         return fail(err, errlen, HERD_ERR_IO, "could not write %s", path);
@@ -692,6 +719,12 @@ herd_status_t testbed_state(testbed_cfg_t *out)
     /* states written before the congestion control was set lack it */
     if (st == HERD_OK && fscanf(f, "cc %15s\n", cfg.cc) != 1)
         snprintf(cfg.cc, sizeof(cfg.cc), "host");
+    /* and before slow start after idle was: Linux's default then */
+    char idle[8] = "";
+    cfg.idle_restart =
+        fscanf(f, "idle_restart %7s\n", idle) == 1 && !strcmp(idle, "off")
+            ? TESTBED_IDLE_RESTART_OFF
+            : TESTBED_IDLE_RESTART_ON;
     fclose(f);
     if (st == HERD_OK)
         *out = cfg;

@@ -36,7 +36,15 @@ typedef struct testbed_cfg {
      * must be set or up fails; "host" keeps the machine's own. State:
      * what the hosts run. */
     char cc[16];
+    /* Slow start after idle (net.ipv4.tcp_slow_start_after_idle) in
+     * every host. Up: TESTBED_IDLE_RESTART_DEFAULT leaves Linux's default
+     * (on). State: what the hosts run, ON or OFF. */
+    int idle_restart;
 } testbed_cfg_t;
+
+#define TESTBED_IDLE_RESTART_DEFAULT 0
+#define TESTBED_IDLE_RESTART_ON 1
+#define TESTBED_IDLE_RESTART_OFF 2
 
 #define TESTBED_CC_DEFAULT "cubic"
 
@@ -47,6 +55,12 @@ herd_status_t testbed_set_cc(const char *ns, const char *cc, char *err,
                              size_t errlen);
 /* cc.c: namespace `ns`'s congestion control into out; 0, or -1. */
 int testbed_ns_cc(const char *ns, char *out, size_t len);
+/* cc.c: net.ipv4.tcp_slow_start_after_idle in namespace `ns` (on: 1);
+ * HERD_ERR_UNSUPPORTED with a sentence when it cannot be written. */
+herd_status_t testbed_set_idle_restart(const char *ns, int on, char *err,
+                                       size_t errlen);
+/* cc.c: that setting in `ns`: 1, 0, or -1 when it cannot be read. */
+int testbed_ns_idle_restart(const char *ns);
 /* Why the last up kept the machine's congestion control instead of the
  * default ("" when it did not). */
 const char *testbed_cc_note(void);
