@@ -186,36 +186,36 @@ START_TEST(congestion_control)
 }
 END_TEST
 
+/* `testbed up --hosts 2` with `opts`: it says, and host 0 runs, slow start
+ * after idle `want` ("1" on, "0" off). */
+static void up_idle(const char *opts, const char *want)
+{
+    char *out = NULL, cmd[256], said[64], v[16];
+    snprintf(cmd, sizeof(cmd), "testbed up --hosts 2%s", opts);
+    ck_assert_int_eq(herd(cmd, &out), 0);
+    snprintf(said, sizeof(said), "slow start after idle %s",
+             strcmp(want, "0") ? "on" : "off");
+    ck_assert_msg(strstr(out, said), "%s", out);
+    free(out);
+    host_read("tcp_slow_start_after_idle", v, sizeof(v));
+    ck_assert_str_eq(v, want);
+}
+
 /* Slow start after idle: Linux's default (on) unless asked, off when
  * asked, in every host; up and status say which; a value that is not on
  * or off is a usage error that leaves nothing behind. */
 START_TEST(slow_start_after_idle)
 {
-    char *out = NULL, v[16];
-    ck_assert_int_eq(herd("testbed up --hosts 2", &out), 0);
-    ck_assert_msg(strstr(out, "slow start after idle on"), "%s", out);
-    free(out);
-    host_read("tcp_slow_start_after_idle", v, sizeof(v));
-    ck_assert_str_eq(v, "1");
+    char *out = NULL;
+    up_idle("", "1");
     ck_assert_int_eq(herd("testbed down", &out), 0);
     free(out);
-
-    ck_assert_int_eq(
-        herd("testbed up --hosts 2 --slow-start-after-idle off", &out), 0);
-    ck_assert_msg(strstr(out, "slow start after idle off"), "%s", out);
-    free(out);
-    host_read("tcp_slow_start_after_idle", v, sizeof(v));
-    ck_assert_str_eq(v, "0");
+    up_idle(" --slow-start-after-idle off", "0");
     ck_assert_int_eq(herd("testbed status", &out), 0);
     ck_assert_msg(strstr(out, "TCP slow start after idle: off"), "%s", out);
     free(out);
     /* and back on, asked for by name, replacing it */
-    ck_assert_int_eq(
-        herd("testbed up --hosts 2 --slow-start-after-idle on --force", &out),
-        0);
-    free(out);
-    host_read("tcp_slow_start_after_idle", v, sizeof(v));
-    ck_assert_str_eq(v, "1");
+    up_idle(" --slow-start-after-idle on --force", "1");
     ck_assert_int_eq(herd("testbed down", &out), 0);
     free(out);
 
