@@ -288,6 +288,36 @@ static void before_now(const char *extra, double *before, double *now)
     tu_tmpdir_free(dir);
 }
 
+/* `--from` on one rate of a recorded run into DIR/v: its report. */
+static char *report_from(const char *dir, const char *rel)
+{
+    char *out = NULL, args[2048], src[1024], rec[1024];
+    snprintf(args, sizeof(args), "validate %s --from %s -o %s/v",
+             tu_src_path(src, sizeof(src), "scenarios/testbed-validate.yaml"),
+             tu_data_path(rec, sizeof(rec), rel), dir);
+    ck_assert_int_eq(herd(args, &out), 0);
+    free(out);
+    return tu_read_in(dir, "v/report.md");
+}
+
+/* A report whose rhd rows ran more than 10 % slow says what slows them on
+ * TCP; one without such rows says nothing of it. */
+START_TEST(recorded_rhd_note)
+{
+    char *dir = tu_tmpdir();
+    char *md = report_from(dir, "validate/s11-run1/200Mbit");
+    ck_assert_msg(strstr(md, "\n1 halving-doubling (rhd) row measured more "
+                             "than 10% slower") &&
+                      strstr(md, "tcp_slow_start_after_idle"),
+                  "%s", md);
+    free(md);
+    md = report_from(dir, "validate/s12-off-run3/200Mbit");
+    ck_assert_msg(!strstr(md, "halving-doubling (rhd) row"), "%s", md);
+    free(md);
+    tu_tmpdir_free(dir);
+}
+END_TEST
+
 START_TEST(recorded_before_after)
 {
     double before, now;
@@ -369,6 +399,7 @@ int main(void)
     tcase_add_test(tc, recorded_torch_transformer);
     tcase_add_test(tc, recorded_other_world);
     tcase_add_test(tc, recorded_before_after);
+    tcase_add_test(tc, recorded_rhd_note);
     tcase_add_test(tc, recorded_odd_dirs);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
