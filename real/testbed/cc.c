@@ -19,8 +19,9 @@
  * exchanges; both windows restart, the ACKs of each direction queue
  * behind the other's data in tbf, and the direction that falls behind
  * gets less of the link for most of the exchange (BENCHMARKS.md, "Slow
- * start after idle"). herd's network model has no windows, so
- * validations that should measure the network it models turn it off.
+ * start after idle"). herd's network model has no windows: turning the
+ * restart off takes away one way the hosts depart from it, not every one
+ * (windows that stay large keep a standing queue the ACKs wait behind).
  *
  * Outside the initial namespace only the controls in
  * net.ipv4.tcp_allowed_congestion_control may be chosen; one that is
