@@ -48,13 +48,14 @@ static void scan2(const char *text, const char *at, const char *fmt, double *a,
     ck_assert_int_eq(sscanf(p, fmt, a, b), 2);
 }
 
-/* The largest max |error| (%) of summary.tsv's lines for `rate`. */
+/* The largest max |error| (%) of summary.tsv's lines for `rate` (the
+ * first line is the header). */
 static double rate_max(const char *tsv, const char *rate)
 {
     double worst = -1;
     size_t n = strlen(rate);
-    for (const char *p = tsv; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
-        if (!strncmp(p, rate, n) && p[n] == '\t') {
+    for (const char *p = tsv; (p = strchr(p, '\n')) != NULL;)
+        if (!strncmp(++p, rate, n) && p[n] == '\t') {
             double med, p95, max;
             int rows;
             char algo[16];

@@ -176,10 +176,14 @@ END_TEST
  * stays inside tbf's 128 KiB burst and cannot see the 200 Mbit/s. With
  * --comm-cpu, its all_reduces are too short to tell what compute costs
  * them: not measured, and the log says so. The hosts keep their windows
- * through idle periods when asked, and the report says so. */
+ * through idle periods when asked, and the report says so: a testbed of
+ * the same links with Linux's restarts, up before, is not reused. */
 START_TEST(validate_calibration_disturbed)
 {
     char *out = NULL, *dir = tu_tmpdir();
+    ck_assert_int_eq(herd("testbed up --hosts 2 --bandwidth 200Mbit", &out), 0);
+    ck_assert_msg(strstr(out, "slow start after idle on"), "%s", out);
+    free(out);
     ck_assert_int_eq(
         validate_small(dir,
                        "--colls all_reduce --calibrate-bytes 64KiB --comm-cpu "
